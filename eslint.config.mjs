@@ -1,0 +1,33 @@
+// @ts-check
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'coverage/**', '**/migrations/**', 'docs/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // Domain code stays pure: no transport, driver or ORM imports (conventions.md rule 2).
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['express', 'amqplib', 'pg', 'drizzle-orm', 'drizzle-orm/*', '@sched/http', '@sched/db', '@sched/messaging'] }],
+    },
+  },
+  {
+    // Tests read JSON answers field by field; typing every response shape there adds noise, not safety.
+    files: ['**/test/**/*.ts', 'tests-e2e/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['scripts/**', 'tests-e2e/**', '**/*.mjs'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/** Thrown when the environment does not satisfy a service's schema. The message lists every bad variable. */
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parses the environment once with a zod object schema and returns a frozen, typed object.
+ * Empty strings count as unset so that `FOO= cmd` falls back to the default.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, env: Env = process.env): Readonly<z.infer<S>> {
+  const cleaned: Env = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') cleaned[k] = v;
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => {
+        const name = i.path.join('.') || '(environment)';
+        const got = typeof i.path[0] === 'string' && cleaned[i.path[0]] !== undefined ? ' (value was set but rejected)' : '';
+        return `${name}: ${i.message}${got}`;
+      }),
+    );
+  }
+  return Object.freeze(result.data) as Readonly<z.infer<S>>;
+}
+
+/** Like parseConfig, but prints the readable message and exits with status 1: for process entry points. */
+export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.env): Readonly<z.infer<S>> {
+  try {
+    return parseConfig(schema, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** Reusable field types for environment variables. */
+export const env = {
+  port: (def: number) => z.coerce.number().int().min(0).max(65535).default(def),
+  int: (def: number, min = 0) => z.coerce.number().int().min(min).default(def),
+  url: (def?: string) => (def === undefined ? z.url() : z.url().default(def)),
+  string: (def?: string) => (def === undefined ? z.string().min(1) : z.string().min(1).default(def)),
+  bool: (def: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(def ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  logLevel: () => z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info'),
+  /** A secret of at least 32 characters; never logged by @sched/logger. */
+  secret: () => z.string().min(32, 'must be at least 32 characters'),
+};
+
+/** Environment every service reads: where it listens and what it connects to. */
+export function serviceEnv(service: string, defaultPort: number) {
+  const role = `svc_${service.replace(/-/g, '_')}`;
+  return z.object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    PORT: env.port(defaultPort),
+    HOST: env.string('127.0.0.1'),
+    DATABASE_URL: env.url(`postgres://${role}@127.0.0.1:5432/scheduling`),
+    AMQP_URL: env.url('amqp://guest:guest@127.0.0.1:5672'),
+    /** Prefix for exchange and queue names; tests use it to isolate runs on one broker. */
+    AMQP_PREFIX: z.string().default(''),
+    LOG_LEVEL: env.logLevel(),
+    SHUTDOWN_TIMEOUT_MS: env.int(10000),
+  });
+}
+
+export { z };

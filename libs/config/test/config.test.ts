@@ -1,0 +1,41 @@
+import { ConfigError, env, parseConfig, serviceEnv, z } from '../src';
+
+describe('parseConfig', () => {
+  const schema = z.object({ PORT: env.port(8080), DATABASE_URL: env.url(), DEBUG: env.bool(false) });
+
+  it('applies defaults, coerces types and freezes the result', () => {
+    const cfg = parseConfig(schema, { DATABASE_URL: 'postgres://u@h/db' });
+    expect(cfg).toEqual({ PORT: 8080, DATABASE_URL: 'postgres://u@h/db', DEBUG: false });
+    expect(Object.isFrozen(cfg)).toBe(true);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(parseConfig(schema, { DATABASE_URL: 'postgres://u@h/db', PORT: '' }).PORT).toBe(8080);
+  });
+
+  it('fails fast naming every bad variable in one readable message', () => {
+    let caught: unknown;
+    try {
+      parseConfig(schema, { PORT: 'eighty', DEBUG: 'maybe' });
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const msg = (caught as ConfigError).message;
+    expect(msg).toMatch(/^Invalid configuration:/);
+    expect(msg).toContain('PORT');
+    expect(msg).toContain('DATABASE_URL');
+    expect(msg).toContain('DEBUG');
+    expect((caught as ConfigError).problems).toHaveLength(3);
+  });
+
+  it('gives each service its own port and login role by default', () => {
+    const cfg = parseConfig(serviceEnv('calendar-sync', 8084), {});
+    expect(cfg.PORT).toBe(8084);
+    expect(cfg.DATABASE_URL).toBe('postgres://svc_calendar_sync@127.0.0.1:5432/scheduling');
+  });
+
+  it('rejects a short secret', () => {
+    expect(() => parseConfig(z.object({ K: env.secret() }), { K: 'short' })).toThrow(/K: must be at least 32 characters/);
+  });
+});

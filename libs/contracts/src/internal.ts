@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { idSchema } from './ids';
+import { meetingTypeSchema } from './resources/values';
+import { createBookingBodySchema } from './requests/bookings';
+import { timestampInputSchema, timestampSchema, timezoneSchema } from './time';
+
+/**
+ * Service-to-service HTTP APIs (never routed by the gateway; the workspace is in the path and every
+ * query is filtered by it again). Answers use the usual envelopes; errors the usual codes.
+ */
+
+/**
+ * calendar-sync: GET /internal/v1/workspaces/{ws}/hosts/{host}/busy?from=&to=
+ * Busy intervals of the host's calendar overlapping [from, to), from a snapshot no older than the
+ * freshness bound, EXCLUDING the events this service wrote for Bookings (availability has those).
+ * 404 not_found: no calendar connected. 503 calendar_unavailable (+ Retry-After): provider down and
+ * no fresh snapshot (fail closed).
+ */
+export const busyQuerySchema = z.strictObject({ from: timestampInputSchema, to: timestampInputSchema });
+
+export const busyResponseSchema = z
+  .strictObject({
+    host_id: idSchema('hst'),
+    snapshot_at: timestampSchema,
+    intervals: z.array(z.strictObject({ start_at: timestampSchema, end_at: timestampSchema })),
+  })
+  .meta({ id: 'InternalBusy', description: 'Internal: busy intervals of a host calendar.' });
+
+/**
+ * availability: POST /internal/v1/workspaces/{ws}/slot-check
+ * Is `start_at` a start the Slots query would return now? `exclude_booking_id`: the Booking being
+ * rescheduled, whose own blocked time must not block it. 503 calendar_unavailable when busy times
+ * cannot be read (fail closed).
+ */
+export const slotCheckRequestSchema = z.strictObject({
+  event_type_id: z.string().min(1).max(40),
+  start_at: timestampInputSchema,
+  exclude_booking_id: idSchema('bkg').optional(),
+});
+
+export const slotCheckResponseSchema = z.discriminatedUnion('bookable', [
+  z.strictObject({
+    bookable: z.literal(true),
+    event_type_id: idSchema('evt'),
+    host_id: idSchema('hst'),
+    start_at: timestampSchema,
+    end_at: timestampSchema,
+    /** start − buffer_before, end + buffer_after: the range the booking service's exclusion constraint holds. */
+    blocked_from: timestampSchema,
+    blocked_to: timestampSchema,
+    meeting_type: meetingTypeSchema,
+  }),
+  z.strictObject({
+    bookable: z.literal(false),
+    /** not_found: no such Event Type in the workspace (→ 422 invalid_reference at create). */
+    reason: z.enum(['not_found', 'event_type_not_bookable', 'slot_unavailable']),
+  }),
+]);
+
+/** availability: GET /internal/v1/workspaces/{ws}/hosts/{host} — what calendar-sync needs of a host. */
+export const internalHostSchema = z
+  .strictObject({
+    id: idSchema('hst'),
+    name: z.string(),
+    email: z.string(),
+    timezone: timezoneSchema,
+    conferencing_url_template: z.string().nullable(),
+  })
+  .meta({ id: 'InternalHost', description: 'Internal: a host as other services need it.' });
+
+export type BusyResponse = z.infer<typeof busyResponseSchema>;
+export type SlotCheckRequest = z.infer<typeof slotCheckRequestSchema>;
+export type SlotCheckResponse = z.infer<typeof slotCheckResponseSchema>;
+export type InternalHost = z.infer<typeof internalHostSchema>;
+
+/**
+ * availability: GET /internal/v1/workspaces/{ws}/event-types/{evt} and
+ * GET /internal/v1/workspaces/{ws}/event-types/by-slug/{slug} → the admin form of an Event Type
+ * (v1 fields + `access`), for the invitation service and the hosted booking page. 404 when unknown.
+ */
+export { adminEventTypeSchema as internalEventTypeSchema } from './resources/admin';
+
+/**
+ * booking: POST /internal/v1/workspaces/{ws}/bookings — a Booking made through the hosted booking
+ * page (source `booking_page`), optionally with the invitation whose credential was used (carried in
+ * the booking.created message as data.internal.invitation_id). Same rules, answers and errors as
+ * POST /v1/bookings; the caller sends an Idempotency-Key (e.g. its use-reservation id) so a retry
+ * after a crash never books twice.
+ */
+export const internalCreateBookingSchema = createBookingBodySchema
+  .extend({ source: z.literal('booking_page'), invitation_id: idSchema('biv').nullable().optional() })
+  .meta({ id: 'InternalCreateBookingRequest', description: 'Internal: a booking made through the hosted booking page.' });
+
+export type InternalCreateBooking = z.infer<typeof internalCreateBookingSchema>;

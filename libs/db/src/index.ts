@@ -1,0 +1,14 @@
+export { createPool, createDb, checkPostgres, type PoolOptions, type Db, type DbTx } from './pool';
+export { SERVICES, SERVICE_NAMES, serviceDbNames, isServiceName, quoteIdent, type ServiceName, type ServiceDbNames } from './services';
+export { ensureDatabase } from './ensure-database';
+export { migrateService, MIGRATIONS_TABLE, type MigrateServiceOptions, type MigrateServiceResult } from './migrate-service';
+export { EXTENSIONS } from './provision-service';
+export {
+  migrateServices,
+  passwordsFromEnv,
+  MigrateError,
+  DEFAULT_MIGRATE_DATABASE_URL,
+  type MigrateServicesOptions,
+} from './migrate-services';
+export { withDatabase, withCredentials, databaseName } from './database-url';
+export { describeConnectionError, isDuplicateError, pgErrorCode, PG } from './pg-errors';

@@ -1,0 +1,92 @@
+import type http from 'node:http';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from '@sched/logger';
+import { errorMiddleware } from './error.middleware';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, GracefulServer } from './graceful-server';
+import { healthz, metrics, readyz, type ReadinessChecks } from './health.routes';
+import { createHttpMetrics } from './http-metrics';
+import { inputGuard } from './input-guard.middleware';
+import { jsonBody } from './json-body.middleware';
+import { requestContextMiddleware } from './request-context.middleware';
+import { RouteTable, type HttpMethod } from './route-table';
+
+export interface HttpAppOptions {
+  service: string;
+  logger: Logger;
+  /** Named checks for `/readyz` (e.g. `{ postgres: () => pool.query('select 1') }`), each bounded to 2 s. */
+  readiness?: ReadinessChecks;
+  /** True behind the gateway: take workspace and key ids from `x-workspace-id` / `x-api-key-id`. */
+  trustForwardedContext?: boolean;
+  /** How long close() waits for in-flight requests before cutting connections. */
+  shutdownTimeoutMs?: number;
+}
+
+export interface RouteOptions {
+  /** Run after routing but before the body is read, e.g. the gateway's scope check (403 before 413/415). */
+  before?: RequestHandler[];
+}
+
+export interface HttpApp {
+  app: Express;
+  /** This app's metrics registry; add service metrics with `registers: [registry]`. */
+  registry: Registry;
+  route(method: HttpMethod, path: string, ...handlers: RequestHandler[]): void;
+  route(method: HttpMethod, path: string, options: RouteOptions, ...handlers: RequestHandler[]): void;
+  /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */
+  finalize(): void;
+  listen(port: number, host: string): Promise<http.Server>;
+  /** Stops accepting, waits for in-flight requests, forces after the timeout. For SIGTERM. */
+  close(opts?: { timeoutMs?: number }): Promise<void>;
+}
+
+function splitRouteArgs(args: Array<RouteOptions | RequestHandler>): { options: RouteOptions; handlers: RequestHandler[] } {
+  const [first, ...rest] = args;
+  if (first !== undefined && typeof first !== 'function') return { options: first, handlers: rest as RequestHandler[] };
+  return { options: {}, handlers: args as RequestHandler[] };
+}
+
+/** The express app every service uses: request id, logging, metrics, health, envelopes, 404/405, errors. */
+export function createHttpApp(opts: HttpAppOptions): HttpApp {
+  const app = express();
+  app.disable('x-powered-by');
+  // API responses are computed per request; weak ETags would only add surprise 304s.
+  app.set('etag', false);
+
+  const httpMetrics = createHttpMetrics(opts.service);
+  const server = new GracefulServer(app, opts.logger, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const routes = new RouteTable(app);
+  let finalized = false;
+
+  app.use(requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, trustForwarded: opts.trustForwardedContext ?? false }));
+  app.use(server.connectionCloseWhileStopping);
+
+  function route(method: HttpMethod, path: string, ...args: Array<RouteOptions | RequestHandler>): void {
+    if (finalized) throw new Error(`route ${method} ${path} registered after finalize()`);
+    const { options, handlers } = splitRouteArgs(args);
+    routes.add(method, path, [...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
+  }
+
+  route('GET', '/healthz', healthz);
+  route('GET', '/readyz', readyz({ checks: opts.readiness ?? {}, logger: opts.logger, isStopping: () => server.stopping }));
+  route('GET', '/metrics', metrics(httpMetrics.registry));
+
+  function finalize(): void {
+    if (finalized) return;
+    finalized = true;
+    routes.installFallbacks();
+    app.use(errorMiddleware(opts.logger));
+  }
+
+  return {
+    app,
+    registry: httpMetrics.registry,
+    route,
+    finalize,
+    listen(port, host) {
+      finalize();
+      return server.listen(port, host);
+    },
+    close: (closeOpts) => server.close(closeOpts?.timeoutMs),
+  };
+}

@@ -1,0 +1,26 @@
+export { createHttpApp, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
+export type { HttpMethod } from './route-table';
+export type { ReadinessChecks } from './health.routes';
+export { sendData, sendError, errorBody, statusOf, type ErrorBody } from './envelope';
+export {
+  requestContext,
+  requireWorkspace,
+  setRequestContext,
+  contextHeaders,
+  newRequestId,
+  resolveRequestId,
+  CONTEXT_HEADERS,
+  type RequestContext,
+} from './request-context';
+export { parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
+export { BODY_LIMIT_BYTES } from './json-body.middleware';
+export {
+  createInternalClient,
+  toUpstreamDomainError,
+  UpstreamError,
+  type UpstreamErrorKind,
+  type InternalClient,
+  type InternalClientOptions,
+  type InternalRequestOptions,
+  type InternalResponse,
+} from './internal-client';

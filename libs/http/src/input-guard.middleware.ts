@@ -1,0 +1,50 @@
+import type { RequestHandler } from 'express';
+import { DomainError, type ErrorDetail } from '@sched/contracts';
+
+/**
+ * Text that no service can store or pass on: a NUL character (PostgreSQL refuses it in text) and a
+ * lone UTF-16 surrogate (not Unicode text: UTF-8 cannot encode it and encodeURIComponent throws).
+ */
+const UNREPRESENTABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function scan(value: unknown, path: string, out: ErrorDetail[], depth = 0): void {
+  if (out.length >= 10 || depth > 32) return;
+  if (typeof value === 'string') {
+    if (UNREPRESENTABLE.test(value)) out.push({ field: path, issue: 'invalid_format' });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => scan(v, path ? `${path}.${i}` : String(i), out, depth + 1));
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const field = path ? `${path}.${k}` : k;
+      if (UNREPRESENTABLE.test(k)) out.push({ field, issue: 'invalid_format' });
+      else scan(v, field, out, depth + 1);
+    }
+  }
+}
+
+/** Percent-escapes of the query that do not decode as UTF-8 (`%ED%A0%80`), which got and URL tools refuse. */
+function queryDecodes(url: string): boolean {
+  const q = url.indexOf('?');
+  if (q < 0) return true;
+  try {
+    decodeURIComponent(url.slice(q + 1).replace(/\+/g, ' '));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs after routing, scope checks and body parsing (so 401/404/405/403/413/415 keep their order,
+ * decisions.md §2) and before the handler: such input is `400 invalid_request` naming the field,
+ * instead of failing later in a query or an outgoing call as a 500.
+ */
+export const inputGuard: RequestHandler = (req, _res, next) => {
+  const details: ErrorDetail[] = [];
+  if (!queryDecodes(req.originalUrl)) details.push({ field: 'query', issue: 'invalid_format' });
+  scan(req.params, '', details);
+  scan(req.query, '', details);
+  if (req.body !== undefined) scan(req.body, '', details);
+  if (details.length === 0) return next();
+  next(new DomainError('invalid_request', { message: 'The request contains text that is not valid here.', details }));
+};

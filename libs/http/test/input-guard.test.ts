@@ -1,0 +1,41 @@
+import request from 'supertest';
+import { createLogger } from '@sched/logger';
+import { PassThrough } from 'node:stream';
+import { createHttpApp, sendData } from '../src';
+
+function app() {
+  const http = createHttpApp({ service: 'test', logger: createLogger({ service: 'test', stream: new PassThrough() }) });
+  http.route('POST', '/things/:id', (req, res) => sendData(res, 200, { id: req.params.id, body: req.body }));
+  http.route('GET', '/things/:id', (req, res) => sendData(res, 200, { id: req.params.id, q: req.query }));
+  http.finalize();
+  return http.app;
+}
+
+describe('input that no service can store or pass on', () => {
+  it('is 400 invalid_request naming the field: NUL in a path id, a query value or a body string', async () => {
+    const a = app();
+    const path = await request(a).get('/things/a%00b');
+    expect(path.status).toBe(400);
+    expect(path.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'id', issue: 'invalid_format' }] });
+    expect((await request(a).get('/things/x?name=a%00b')).body.error.details).toEqual([{ field: 'name', issue: 'invalid_format' }]);
+    const body = await request(a).post('/things/x').set('content-type', 'application/json').send('{"guest":{"name":"a\\u0000b"}}');
+    expect(body.status).toBe(400);
+    expect(body.body.error.details).toEqual([{ field: 'guest.name', issue: 'invalid_format' }]);
+  });
+
+  it('is 400 for a lone surrogate in a body string and for query escapes that are not UTF-8', async () => {
+    const a = app();
+    const lone = await request(a).post('/things/x').set('content-type', 'application/json').send('{"event_type_id":"a\\ud83dz"}');
+    expect(lone.body.error.details).toEqual([{ field: 'event_type_id', issue: 'invalid_format' }]);
+    const bad = await request(a).get('/things/x?limit=%ED%A0%80');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toContainEqual({ field: 'query', issue: 'invalid_format' });
+  });
+
+  it('lets ordinary unicode through: emoji (a valid surrogate pair), accents, RTL text', async () => {
+    const res = await request(app()).post('/things/x').set('content-type', 'application/json').send({ name: 'Zoë 🎉 שלום' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.body).toEqual({ name: 'Zoë 🎉 שלום' });
+  });
+});
+

@@ -1,0 +1,105 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { currentContext } from '@sched/logger';
+import { requestContext, requireWorkspace, sendData } from '../src';
+import { flushLogs, testApp } from './test-app';
+
+function buildApp(trustForwardedContext: boolean) {
+  const t = testApp({ trustForwardedContext });
+  t.route('GET', '/ctx', (req, res) => sendData(res, 200, { ...requestContext(req), logged_request_id: currentContext().request_id ?? null }));
+  // A POST with a body: the context must survive the body parser's stream callbacks.
+  t.route('POST', '/ctx', (req, res) => sendData(res, 200, { logged_request_id: currentContext().request_id ?? null }));
+  t.route('GET', '/workspace', (req, res) => sendData(res, 200, { workspace: requireWorkspace(req) }));
+  t.finalize();
+  return t;
+}
+
+describe('request id', () => {
+  const t = buildApp(true);
+
+  it.each(['abc', 'req_Zx9-._:A', 'a'.repeat(128)])('keeps a well-formed caller X-Request-Id (%s) in header, meta and log context', async (id) => {
+    const res = await request(t.app).get('/ctx').set('X-Request-Id', id);
+    expect(res.headers['x-request-id']).toBe(id);
+    expect(res.body.meta.request_id).toBe(id);
+    expect(res.body.data.requestId).toBe(id);
+    expect(res.body.data.logged_request_id).toBe(id);
+  });
+
+  it.each(['a'.repeat(129), 'has space', 'semi;colon', 'slash/id', 'é'])('replaces a malformed caller id (%s) with a fresh req_ id', async (id) => {
+    const res = await request(t.app).get('/ctx').set('X-Request-Id', id);
+    const made = res.headers['x-request-id'];
+    expect(made).not.toBe(id);
+    expect(made).toMatch(/^req_[A-Za-z0-9_-]{22,}$/);
+    expect(res.body.meta.request_id).toBe(made);
+  });
+
+  it('makes a distinct id for every request without one, also on 404', async () => {
+    const a = await request(t.app).get('/ctx');
+    const b = await request(t.app).get('/nowhere');
+    expect(a.headers['x-request-id']).toMatch(/^req_/);
+    expect(b.status).toBe(404);
+    expect(b.headers['x-request-id']).toMatch(/^req_/);
+    expect(b.body.meta.request_id).toBe(b.headers['x-request-id']);
+    expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+  });
+
+  it('keeps the request id in the async context when the body arrives after the headers', async () => {
+    const own = buildApp(true);
+    const server = await own.listen(0, '127.0.0.1');
+    const port = (server.address() as AddressInfo).port;
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, path: '/ctx', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 7, 'x-request-id': 'req_late' } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+      // The body is then read by later socket callbacks, not within the request's first tick.
+      setTimeout(() => req.end('{"a":1}'), 50);
+    });
+    await own.close();
+    expect(JSON.parse(body).data.logged_request_id).toBe('req_late');
+  });
+
+  it('keeps the request id in the async context after the JSON body was read', async () => {
+    const res = await request(t.app).post('/ctx').set('X-Request-Id', 'req_body1').send({ a: 1 });
+    expect(res.body.data.logged_request_id).toBe('req_body1');
+  });
+
+  it('logs one http line per request with method, route pattern, status and duration, never the Authorization header', async () => {
+    await request(t.app).get('/ctx').set('X-Request-Id', 'req_log1').set('Authorization', 'Bearer sk_live_secretsecretsecret');
+    await flushLogs();
+    const lines = t.lines.filter((l) => l.request_id === 'req_log1');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'http', method: 'GET', route: '/ctx', status: 200 });
+    expect(typeof lines[0]!.duration_ms).toBe('number');
+    expect(JSON.stringify(lines[0])).not.toMatch(/sk_live|Bearer|authorization/i);
+  });
+});
+
+describe('forwarded context', () => {
+  const headers = { 'x-workspace-id': 'wsp_1', 'x-api-key-id': 'key_1', 'idempotency-key': 'idem-1' };
+
+  it('behind the gateway, exposes workspace, key and idempotency key from the forwarded headers', async () => {
+    const res = await request(buildApp(true).app).get('/ctx').set(headers).set('X-Request-Id', 'req_fwd');
+    expect(res.body.data).toMatchObject({ requestId: 'req_fwd', workspaceId: 'wsp_1', apiKeyId: 'key_1', idempotencyKey: 'idem-1' });
+  });
+
+  it('on the public edge, ignores client-sent workspace and key headers', async () => {
+    const res = await request(buildApp(false).app).get('/ctx').set(headers);
+    expect(res.body.data.workspaceId).toBeUndefined();
+    expect(res.body.data.apiKeyId).toBeUndefined();
+    expect(res.body.data.idempotencyKey).toBe('idem-1');
+  });
+
+  it('requireWorkspace answers 401 unauthenticated when no workspace was forwarded', async () => {
+    const app = buildApp(true).app;
+    const missing = await request(app).get('/workspace');
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('unauthenticated');
+    const present = await request(app).get('/workspace').set('x-workspace-id', 'wsp_9');
+    expect(present.body.data).toEqual({ workspace: 'wsp_9' });
+  });
+});

@@ -1,0 +1,35 @@
+/** Keys whose values are secrets whatever they hold. */
+const SECRET_KEY = /(pass(word)?|secret|token|authorization|api[_-]?key|credential|cookie|^key$|private)/i;
+
+/** Secret-looking values wherever they appear in a string (API keys, webhook secrets, bearer tokens, URL passwords). */
+const SECRET_VALUES: Array<[RegExp, string]> = [
+  [/\bsk_(live|test)_[A-Za-z0-9]{8,}/g, 'sk_$1_[REDACTED]'],
+  [/\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, 'whsec_[REDACTED]'],
+  [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [REDACTED]'],
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^:/\s@]+:)[^@\s/]+@/gi, '$1[REDACTED]@'],
+  [/(\/book\/i\/)[A-Za-z0-9_-]{8,}/g, '$1[REDACTED]'],
+];
+
+export const REDACTED = '[REDACTED]';
+
+export function redactString(s: string): string {
+  let out = s;
+  for (const [re, rep] of SECRET_VALUES) out = out.replace(re, rep);
+  return out;
+}
+
+/** Deep copy of a log payload with secret keys masked and secret-looking substrings scrubbed. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 8) return '[Truncated]';
+  if (typeof value === 'string') return redactString(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    return { name: value.name, message: redactString(value.message), stack: value.stack ? redactString(value.stack) : undefined };
+  }
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = SECRET_KEY.test(k) && v !== null && v !== undefined && typeof v !== 'boolean' ? REDACTED : redact(v, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,46 @@
+import { PassThrough } from 'node:stream';
+import { createLogger, redact, runWithContext } from '../src';
+
+function capture() {
+  const stream = new PassThrough();
+  const lines: Record<string, unknown>[] = [];
+  stream.on('data', (chunk: Buffer) => {
+    for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+  });
+  return { logger: createLogger({ service: 'test', stream, level: 'debug' }), lines };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('logger', () => {
+  it('writes one JSON object per line with the service and the request id of the current context', async () => {
+    const { logger, lines } = capture();
+    runWithContext({ request_id: 'req_abc' }, () => logger.info('booking created', { booking_id: 'bkg_1' }));
+    await flush();
+    expect(lines[0]).toMatchObject({ level: 'info', message: 'booking created', service: 'test', request_id: 'req_abc', booking_id: 'bkg_1' });
+    expect(typeof lines[0]!.timestamp).toBe('string');
+  });
+
+  it('never writes an API key, webhook secret, password or bearer token', async () => {
+    const { logger, lines } = capture();
+    logger.info('calling with Authorization: Bearer sk_live_AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH', {
+      password: 'hunter2hunter2',
+      nested: { webhook_secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0', note: 'key sk_test_ZZZZYYYYXXXXWWWWVVVVUUUUTTTTSSSS in text' },
+      url: 'https://alice:topsecret@cal.example.com/dav',
+      page: 'http://localhost:8080/book/i/Zm9vYmFyYmF6cXV4cXV1eA',
+    });
+    await flush();
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['hunter2', 'sk_live_AAAA', 'c2VjcmV0', 'sk_test_ZZZZ', 'topsecret', 'Zm9vYmFy']) expect(text).not.toContain(secret);
+    expect(text).toContain('[REDACTED]');
+  });
+
+  it('keeps event ids and ordinary fields as they are', () => {
+    expect(redact({ event_id: 'wev_1', key_id: 'key_1', count: 3, ok: true })).toEqual({ event_id: 'wev_1', key_id: 'key_1', count: 3, ok: true });
+  });
+
+  it('redacts errors without losing their message', () => {
+    const out = redact(new Error('connect failed for https://u:pw12345@h/x')) as { message: string };
+    expect(out.message).toBe('connect failed for https://u:[REDACTED]@h/x');
+  });
+});

@@ -1,0 +1,280 @@
+import { AsyncResource } from 'node:async_hooks';
+import { EventEmitter } from 'node:events';
+import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { runWithContext } from '@sched/logger';
+import { brokerInternals, type Broker, type ConnectionAttachment, type MessagingLogger } from './broker';
+import { publishConfirmed, republishOptions } from './confirm-publish';
+import type { AnyPgDatabase, TxOf } from './db-types';
+import { parseEnvelope, type EventEnvelope } from './envelope';
+import type { InboxTable } from './inbox-table';
+import { describeError, HEADERS, headersOf, numberHeader, originalRoutingKey, stringHeader, withoutBrokerHeaders } from './message-headers';
+import { assertServiceTopology, DEFAULT_RETRY_DELAYS_MS, serviceQueueNames, type ServiceQueueNames } from './topology';
+
+export interface DeliveryInfo {
+  /** 1 for the first delivery, 2 for the first retry, and so on. */
+  attempt: number;
+  redelivered: boolean;
+}
+
+export type EventHandler<TTx> = (envelope: EventEnvelope, tx: TTx, info: DeliveryInfo) => Promise<void>;
+
+export interface ConsumerOptions<TDb extends AnyPgDatabase> {
+  broker: Broker;
+  db: TDb;
+  inbox: InboxTable;
+  /** Names the queue `<prefix><service>` and its retry and dead-letter queues. */
+  service: string;
+  /** Routing keys (topic patterns allowed, e.g. `booking.*`) bound to the service queue. */
+  bindings: readonly string[];
+  handler: EventHandler<TxOf<TDb>>;
+  /** Delay before each retry; its length is the number of retries. Default [1000, 5000, 30000]. */
+  retryDelaysMs?: readonly number[];
+  /** Unacknowledged messages handled at once by this consumer. Default 10. */
+  prefetch?: number;
+  logger: MessagingLogger;
+}
+
+export interface Consumer {
+  readonly queues: ServiceQueueNames;
+  /** Resolves once the topology is asserted and the consumer is subscribed (first time only). */
+  ready(timeoutMs?: number): Promise<void>;
+  /** Cancels the subscription, waits for handlers in flight, closes the channel. */
+  stop(): Promise<void>;
+}
+
+const REPUBLISH_FAILURE_PAUSE_MS = 1000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Competing consumer for one service queue. Each message is handled in one database
+ * transaction with its inbox row, so an effect is committed once however often the
+ * message arrives. Failures go through the delay queues, then to `<service>.dlq`.
+ */
+export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<TDb>): Consumer {
+  const internals = brokerInternals(opts.broker);
+  const names = opts.broker.names;
+  const log = opts.logger;
+  const queues = serviceQueueNames(names.prefix, opts.service, opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+  const prefetch = opts.prefetch ?? 10;
+  const inFlight = new Set<Promise<void>>();
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+  // Channel events fire inside whichever handler touched the dead socket: keep its event_id out.
+  const scope = new AsyncResource('sched-messaging-consumer');
+
+  let channel: ConfirmChannel | undefined;
+  let consumerTag: string | undefined;
+  let attaching: Promise<void> | undefined;
+  let reattachTimer: NodeJS.Timeout | undefined;
+  let attachFailures = 0;
+  let started = false;
+  let stopping = false;
+  let stopped: Promise<void> | undefined;
+
+  function scheduleReattach(conn: ChannelModel): void {
+    if (stopping || reattachTimer) return;
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(attachFailures, 6));
+    reattachTimer = setTimeout(() => {
+      reattachTimer = undefined;
+      if (!stopping && internals.connection() === conn) attaching = attach(conn);
+    }, delay);
+  }
+
+  function onChannelClosed(ch: ConfirmChannel, conn: ChannelModel): void {
+    if (channel !== ch) return;
+    channel = undefined;
+    consumerTag = undefined;
+    // amqplib closes the channels before it reports the connection closed: look again
+    // once that has landed. Only a lone channel failure (e.g. a channel error) needs us;
+    // after a lost connection the broker calls attach on the next one.
+    setImmediate(() => {
+      if (stopping || internals.connection() !== conn) return;
+      log.warn('consumer channel closed; resubscribing', { queue: queues.queue });
+      scheduleReattach(conn);
+    });
+  }
+
+  async function attach(conn: ChannelModel): Promise<void> {
+    if (stopping) return;
+    let ch: ConfirmChannel | undefined;
+    try {
+      ch = await conn.createConfirmChannel();
+      const current = ch;
+      ch.on('error', scope.bind((err: unknown) => log.warn('consumer channel error', { queue: queues.queue, error: describeError(err) })));
+      ch.on('close', scope.bind(() => onChannelClosed(current, conn)));
+      await assertServiceTopology(ch, names, queues, opts.bindings);
+      await ch.prefetch(prefetch);
+      if (stopping) {
+        await ch.close();
+        return;
+      }
+      channel = ch;
+      const ok = await ch.consume(queues.queue, (msg) => onMessage(current, msg), { noAck: false });
+      consumerTag = ok.consumerTag;
+      attachFailures = 0;
+      started = true;
+      events.emit('ready');
+      log.info('consumer subscribed', { queue: queues.queue, bindings: opts.bindings, prefetch });
+    } catch (err) {
+      attachFailures += 1;
+      log.error('consumer could not subscribe; will retry', { queue: queues.queue, error: describeError(err) });
+      if (ch && channel === ch) channel = undefined;
+      ch?.close().catch(() => undefined);
+      scheduleReattach(conn);
+    }
+  }
+
+  function onMessage(ch: ConfirmChannel, msg: ConsumeMessage | null): void {
+    if (!msg) {
+      // The broker cancelled us (queue deleted): a fresh channel re-asserts the queue.
+      log.warn('consumer cancelled by the broker', { queue: queues.queue });
+      ch.close().catch(() => undefined);
+      return;
+    }
+    const work: Promise<void> = handleDelivery(ch, msg)
+      .catch((err: unknown) => {
+        log.error('unexpected error while handling a message', { queue: queues.queue, error: describeError(err) });
+      })
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
+  }
+
+  /** Never throws on a dead channel: the broker redelivers whatever was not acknowledged. */
+  function settle(ch: ConfirmChannel, msg: ConsumeMessage, how: 'ack' | 'requeue'): void {
+    try {
+      if (how === 'ack') ch.ack(msg);
+      else ch.nack(msg, false, true);
+    } catch (err) {
+      log.debug('could not settle message; the broker will redeliver it', { queue: queues.queue, error: describeError(err) });
+    }
+  }
+
+  /** Publishes a copy (to a retry queue or the DLQ) and acks the original only once the copy is confirmed. */
+  async function moveMessage(ch: ConfirmChannel, msg: ConsumeMessage, exchange: string, routingKey: string, headers: Record<string, unknown>): Promise<void> {
+    try {
+      await publishConfirmed(ch, exchange, routingKey, msg.content, republishOptions(msg.properties, headers), internals.confirmTimeoutMs);
+    } catch (err) {
+      log.error('could not move failed message; requeueing it', { queue: queues.queue, error: describeError(err) });
+      await sleep(REPUBLISH_FAILURE_PAUSE_MS); // no hot loop if the broker keeps refusing
+      settle(ch, msg, 'requeue');
+      return;
+    }
+    settle(ch, msg, 'ack');
+  }
+
+  async function onFailure(
+    ch: ConfirmChannel,
+    msg: ConsumeMessage,
+    headers: Record<string, unknown>,
+    attempts: number,
+    err: unknown,
+    retryable = true,
+  ): Promise<void> {
+    const reason = describeError(err);
+    const originalKey = originalRoutingKey(headers, msg.fields.routingKey);
+    const next = {
+      ...withoutBrokerHeaders(headers),
+      [HEADERS.attempts]: attempts,
+      [HEADERS.lastError]: reason,
+      [HEADERS.firstFailedAt]: stringHeader(headers, HEADERS.firstFailedAt) ?? new Date().toISOString(),
+      [HEADERS.originalRoutingKey]: originalKey,
+    };
+    const retry = retryable ? queues.retries[attempts - 1] : undefined;
+    if (retry) {
+      log.warn('event handler failed; retrying later', { queue: queues.queue, attempt: attempts, retry_in_ms: retry.delayMs, error: reason });
+      await moveMessage(ch, msg, '', retry.queue, next);
+      return;
+    }
+    log.error('event dead-lettered', { queue: queues.queue, dlq: queues.dlq, attempts, error: reason });
+    // BCC routes the copy to this service's DLQ binding while the message keeps its original
+    // routing key (the broker strips the BCC header before delivery).
+    await moveMessage(ch, msg, names.dlx, originalKey, { ...next, BCC: [queues.dlqBindingKey] });
+  }
+
+  async function handleDelivery(ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+    const headers = headersOf(msg.properties.headers);
+    const attempt = numberHeader(headers, HEADERS.attempts) + 1;
+    let envelope: EventEnvelope;
+    try {
+      envelope = parseEnvelope(msg.content);
+    } catch (err) {
+      // Retrying cannot fix a body that does not parse: straight to the DLQ.
+      await onFailure(ch, msg, headers, attempt, err, false);
+      return;
+    }
+    const env = envelope;
+    await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, async () => {
+      let outcome: 'handled' | 'duplicate';
+      try {
+        outcome = await opts.db.transaction(async (tx) => {
+          const inserted = await tx
+            .insert(opts.inbox)
+            .values({ eventId: env.id, type: env.type })
+            .onConflictDoNothing()
+            .returning({ eventId: opts.inbox.eventId });
+          if (inserted.length === 0) return 'duplicate' as const;
+          await opts.handler(env, tx as TxOf<TDb>, { attempt, redelivered: msg.fields.redelivered });
+          return 'handled' as const;
+        });
+      } catch (err) {
+        await onFailure(ch, msg, headers, attempt, err);
+        return;
+      }
+      if (outcome === 'duplicate') log.info('duplicate event skipped', { queue: queues.queue, type: env.type });
+      else log.debug('event handled', { queue: queues.queue, type: env.type, attempt });
+      settle(ch, msg, 'ack');
+    });
+  }
+
+  const attachment: ConnectionAttachment = {
+    attach(conn) {
+      if (reattachTimer) clearTimeout(reattachTimer);
+      reattachTimer = undefined;
+      attaching = attach(conn);
+      return attaching;
+    },
+    detach() {
+      channel = undefined;
+      consumerTag = undefined;
+    },
+    stop: () => consumer.stop(),
+  };
+
+  const consumer: Consumer = {
+    queues,
+    async ready(timeoutMs = 10_000) {
+      if (started) return;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          events.off('ready', onReady);
+          reject(new Error(`consumer on ${queues.queue} not subscribed within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const onReady = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        events.once('ready', onReady);
+      });
+    },
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        if (reattachTimer) clearTimeout(reattachTimer);
+        unregister();
+        await attaching;
+        const ch = channel;
+        if (ch && consumerTag) await ch.cancel(consumerTag).catch(() => undefined);
+        // Deliveries already on the wire may still start handlers until the cancel is confirmed.
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        channel = undefined;
+        if (ch) await ch.close().catch(() => undefined);
+        log.info('consumer stopped', { queue: queues.queue });
+      })();
+      return stopped;
+    },
+  };
+
+  const unregister = internals.register(attachment);
+  return consumer;
+}

@@ -1,0 +1,206 @@
+import { asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { Pool, PoolClient } from 'pg';
+import type { Broker, MessagingLogger } from './broker';
+import type { AnyPgDatabase } from './db-types';
+import { describeError } from './message-headers';
+import { outboxChannel, outboxSchemaName, type OutboxTable } from './outbox-table';
+
+export interface OutboxRelayOptions {
+  /** For the LISTEN connection, held for the relay's lifetime. */
+  pool: Pool;
+  db: AnyPgDatabase;
+  table: OutboxTable;
+  /** Defaults to the schema of `table`; names the NOTIFY channel `<schema>_outbox`. */
+  schemaName?: string;
+  broker: Pick<Broker, 'publish' | 'isConnected'>;
+  logger: MessagingLogger;
+  /** Safety net when a NOTIFY is missed (LISTEN connection down). Default 1000. */
+  pollIntervalMs?: number;
+  batchSize?: number;
+  /** Longest pause after failed publishes. Default 30000. */
+  maxBackoffMs?: number;
+}
+
+export interface OutboxRelay {
+  /** Stops waking up and waits for the round in progress. */
+  stop(): Promise<void>;
+}
+
+const LISTEN_RETRY_MS = 1000;
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Publishes committed outbox rows. Each round claims the oldest unpublished rows with
+ * FOR UPDATE SKIP LOCKED, so replicas running at once split the rows between them
+ * instead of publishing the same row twice; a row is marked only after its confirm.
+ * A crash between confirm and commit publishes the row again (at-least-once): consumers
+ * deduplicate by event id.
+ */
+export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
+  const { db, table: t, broker, logger: log } = opts;
+  const channel = outboxChannel(opts.schemaName ?? outboxSchemaName(t));
+  const batchSize = opts.batchSize ?? 100;
+  const maxBackoffMs = opts.maxBackoffMs ?? 30_000;
+
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let failureStreak = 0;
+  let backoffUntil = 0;
+  let backoffTimer: NodeJS.Timeout | undefined;
+  let listener: { client: PoolClient; release: (err?: Error) => void } | undefined;
+  let listenTimer: NodeJS.Timeout | undefined;
+  let listening: Promise<void> | undefined;
+
+  const pollTimer = setInterval(() => kick(), opts.pollIntervalMs ?? 1000);
+
+  function kick(): void {
+    if (stopped) return;
+    if (running) {
+      again = true; // a NOTIFY during a round may concern rows its SELECT did not see
+      return;
+    }
+    const wait = backoffUntil - Date.now();
+    if (wait > 0) {
+      backoffTimer ??= setTimeout(() => {
+        backoffTimer = undefined;
+        kick();
+      }, wait);
+      return;
+    }
+    running = drain()
+      .catch((err: unknown) => {
+        log.error('outbox relay round failed unexpectedly', { channel, error: describeError(err) });
+      })
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
+  }
+
+  function noteFailure(reason: string): void {
+    failureStreak += 1;
+    const delay = Math.min(maxBackoffMs, 100 * 2 ** Math.min(failureStreak, 12));
+    backoffUntil = Date.now() + delay;
+    // Once per outage at warn level; the rest would only repeat it.
+    if (failureStreak === 1) log.warn('outbox relay cannot publish; backing off', { channel, reason, retry_in_ms: delay });
+    else log.debug('outbox relay still backing off', { channel, reason, retry_in_ms: delay, failures: failureStreak });
+  }
+
+  async function drain(): Promise<void> {
+    for (;;) {
+      if (stopped) return;
+      // Disconnected: leave the rows alone rather than count an attempt against each one.
+      if (!broker.isConnected()) return noteFailure('broker not connected');
+      let result: { claimed: number; failed: number; firstError?: string };
+      try {
+        result = await round();
+      } catch (err) {
+        return noteFailure(describeError(err));
+      }
+      if (result.failed > 0) return noteFailure(result.firstError ?? 'publish failed');
+      if (failureStreak > 0) log.info('outbox relay publishing again', { channel });
+      failureStreak = 0;
+      backoffUntil = 0;
+      if (result.claimed < batchSize) return;
+    }
+  }
+
+  function round(): Promise<{ claimed: number; failed: number; firstError?: string }> {
+    return db.transaction(async (tx) => {
+      const rows = await tx
+        .select({ id: t.id, payload: t.payload })
+        .from(t)
+        .where(isNull(t.publishedAt))
+        .orderBy(asc(t.createdAt))
+        .limit(batchSize)
+        .for('update', { skipLocked: true });
+      if (rows.length === 0) return { claimed: 0, failed: 0 };
+
+      // Published together on one channel: the broker keeps their order and confirms in bulk.
+      const results = await Promise.allSettled(rows.map((r) => broker.publish(r.payload)));
+      const published: string[] = [];
+      const failed: Array<{ id: string; error: string }> = [];
+      results.forEach((res, i) => {
+        const id = rows[i]!.id;
+        if (res.status === 'fulfilled') published.push(id);
+        else failed.push({ id, error: describeError(res.reason) });
+      });
+      if (published.length > 0) await tx.update(t).set({ publishedAt: sql`now()` }).where(inArray(t.id, published));
+      for (const f of failed) {
+        await tx.update(t).set({ attempts: sql`${t.attempts} + 1`, lastError: f.error }).where(eq(t.id, f.id));
+        log.warn('outbox event not published', { event_id: f.id, error: f.error });
+      }
+      log.debug('outbox round', { channel, published: published.length, failed: failed.length });
+      return { claimed: rows.length, failed: failed.length, firstError: failed[0]?.error };
+    });
+  }
+
+  function scheduleListen(): void {
+    if (stopped || listenTimer) return;
+    listenTimer = setTimeout(() => {
+      listenTimer = undefined;
+      listening = listen();
+    }, LISTEN_RETRY_MS);
+  }
+
+  async function listen(): Promise<void> {
+    let client: PoolClient;
+    try {
+      client = await opts.pool.connect();
+    } catch (err) {
+      if (stopped) return;
+      log.warn('outbox relay cannot LISTEN; polling meanwhile', { channel, error: describeError(err) });
+      return scheduleListen();
+    }
+    let released = false;
+    const release = (err?: Error): void => {
+      if (released) return;
+      released = true;
+      if (listener?.client === client) listener = undefined;
+      // Destroyed, never returned to the pool: the session still has LISTEN state.
+      client.release(err ?? true);
+    };
+    const lost = (err: Error): void => {
+      if (released) return;
+      release(err);
+      if (stopped) return;
+      log.warn('outbox relay LISTEN connection lost; polling meanwhile', { channel, error: describeError(err) });
+      scheduleListen();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost(new Error('connection ended')));
+    client.on('notification', (n) => {
+      if (n.channel === channel) kick();
+    });
+    try {
+      await client.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch (err) {
+      return lost(err instanceof Error ? err : new Error(String(err)));
+    }
+    if (stopped) return release();
+    listener = { client, release };
+    kick(); // rows committed while nobody was listening
+  }
+
+  listening = listen();
+  kick();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(pollTimer);
+      if (backoffTimer) clearTimeout(backoffTimer);
+      if (listenTimer) clearTimeout(listenTimer);
+      await listening;
+      listener?.release();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { sql } from 'drizzle-orm';
+import { getTableConfig, index, integer, jsonb, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
+import type { AnyPgDatabase } from './db-types';
+import { assertEnvelope, type EventEnvelope } from './envelope';
+
+/**
+ * The publisher's outbox: events written in the same transaction as the state change
+ * they describe, published later by the relay. Include it in the service's drizzle schema
+ * file (`export const outbox = outboxTable(schema)`) so drizzle-kit generates it.
+ */
+export function outboxTable(schema: PgSchema) {
+  return schema.table(
+    'outbox',
+    {
+      /** The event id, so a row is enqueued at most once. */
+      id: text('id').primaryKey(),
+      type: text('type').notNull(),
+      workspaceId: text('workspace_id').notNull(),
+      payload: jsonb('payload').$type<EventEnvelope>().notNull(),
+      createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+      publishedAt: timestamp('published_at', { withTimezone: true }),
+      attempts: integer('attempts').notNull().default(0),
+      lastError: text('last_error'),
+    },
+    // Partial: the relay only ever looks for unpublished rows, which stay few however large the table grows.
+    (t) => [index('outbox_unpublished_idx').on(t.createdAt).where(sql`published_at IS NULL`)],
+  );
+}
+
+export type OutboxTable = ReturnType<typeof outboxTable>;
+
+/** The NOTIFY channel of one schema's outbox: `<schema>_outbox`. */
+export function outboxChannel(schemaName: string): string {
+  return `${schemaName}_outbox`;
+}
+
+export function outboxSchemaName(table: OutboxTable): string {
+  const schema = getTableConfig(table).schema;
+  if (!schema) throw new Error('The outbox table must belong to a pgSchema (outboxTable(pgSchema("<service>")))');
+  return schema;
+}
+
+/**
+ * Adds the event to the outbox inside the caller's transaction. The NOTIFY is
+ * transactional too: Postgres delivers it only on commit, so the relay wakes up right
+ * after the commit and never for a rolled-back event.
+ */
+export async function enqueueEvent(tx: AnyPgDatabase, table: OutboxTable, envelope: EventEnvelope): Promise<void> {
+  assertEnvelope(envelope);
+  // One round trip: the notify rides on the insert (delivered to the relay only when the caller commits).
+  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, '')`;
+  await tx.execute(
+    sql`INSERT INTO ${table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`,
+  );
+}

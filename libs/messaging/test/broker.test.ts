@@ -1,0 +1,177 @@
+import { sql } from 'drizzle-orm';
+import { BrokerUnavailableError, createBroker, createEnvelope, startConsumer, type Broker, type EventEnvelope } from '../src';
+import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, sleep, testLogger } from './helpers/amqp-test-kit';
+import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy';
+import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
+
+const logger = testLogger();
+const RETRY_DELAYS = [50, 100];
+let tdb: TestDatabase;
+let prefix: string;
+let proxy: TcpProxy;
+const brokers: Broker[] = [];
+
+function broker(url = proxy.url, name = 'broker-test'): Broker {
+  const b = createBroker({ url, prefix, logger, name, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  brokers.push(b);
+  return b;
+}
+
+const booking = (n: number): EventEnvelope => createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
+
+async function effectStats(tables: ServiceTables): Promise<{ total: number; distinct: number }> {
+  const [row] = await tdb.db
+    .select({ total: sql<number>`count(*)::int`, distinct: sql<number>`count(distinct event_id)::int` })
+    .from(tables.effects);
+  return row!;
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  prefix = randomPrefix();
+});
+
+beforeEach(async () => {
+  proxy = await startTcpProxy(5672);
+});
+
+afterEach(async () => {
+  await Promise.all(brokers.splice(0).map((b) => b.close()));
+  await proxy.close();
+});
+
+afterAll(async () => {
+  await deleteTopology(prefix, [
+    { service: 'survivor', retryDelaysMs: RETRY_DELAYS },
+    { service: 'drainer', retryDelaysMs: RETRY_DELAYS },
+    { service: 'phoenix', retryDelaysMs: RETRY_DELAYS },
+  ]);
+  await tdb.drop();
+});
+
+test('check() passes once connected; publish resolves on confirm', async () => {
+  const b = broker();
+  await expect(b.check()).rejects.toBeInstanceOf(BrokerUnavailableError); // not connected yet
+  await b.waitForConnection();
+  await expect(b.check()).resolves.toBeUndefined();
+  await expect(b.publish(booking(0))).resolves.toBeUndefined();
+});
+
+test('publish rejects an invalid envelope instead of sending it', async () => {
+  const b = broker();
+  await b.waitForConnection();
+  await expect(b.publish({ ...booking(0), type: '' })).rejects.toThrow(/envelope\.type/);
+});
+
+test('after the connection drops, publish rejects at once; the broker reconnects, resubscribes, and nothing is lost or doubled', async () => {
+  const tables = await createServiceTables(tdb.pool, 'survivor');
+  const b = broker();
+  let calls = 0;
+  const consumer = startConsumer({
+    broker: b,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'survivor',
+    bindings: ['booking.created'],
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+    handler: async (e, tx) => {
+      calls += 1;
+      await tx.insert(tables.effects).values({ eventId: e.id });
+      await sleep(100); // slow, so some deliveries are in flight when the network goes
+    },
+  });
+  await consumer.ready();
+
+  const before = Array.from({ length: 30 }, (_, i) => booking(i));
+  for (const e of before) await b.publish(e);
+  await eventually(async () => (await effectStats(tables)).total >= 5, 5000, 'some events handled');
+  expect((await effectStats(tables)).total).toBeLessThan(30); // the drop really happens mid-stream
+
+  proxy.cut();
+  await eventually(() => !b.isConnected(), 5000, 'the client to notice the drop');
+  const started = Date.now();
+  await expect(b.publish(booking(100))).rejects.toBeInstanceOf(BrokerUnavailableError);
+  expect(Date.now() - started).toBeLessThan(50);
+  await expect(b.check()).rejects.toBeInstanceOf(BrokerUnavailableError);
+  await sleep(300); // several failed reconnect attempts
+
+  proxy.restore();
+  await b.waitForConnection(5000);
+  const after = booking(200);
+  await b.publish(after);
+
+  await eventually(async () => (await effectStats(tables)).total >= 31, 10_000, 'all 31 events handled');
+  await sleep(300);
+  expect(await effectStats(tables)).toEqual({ total: 31, distinct: 31 });
+  const handled = await tdb.db.select({ id: tables.inbox.eventId }).from(tables.inbox);
+  expect(new Set(handled.map((r) => r.id))).toEqual(new Set([...before, after].map((e) => e.id)));
+  expect(calls).toBeGreaterThanOrEqual(31);
+});
+
+test('close() waits for the handler in flight and its commit before returning', async () => {
+  const tables = await createServiceTables(tdb.pool, 'drainer');
+  const b = broker(AMQP_URL);
+  let started = false;
+  const consumer = startConsumer({
+    broker: b,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'drainer',
+    bindings: ['booking.created'],
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+    handler: async (e, tx) => {
+      started = true;
+      await sleep(300);
+      await tx.insert(tables.effects).values({ eventId: e.id });
+    },
+  });
+  await consumer.ready();
+  await b.publish(booking(1));
+  await eventually(() => started, 5000, 'the handler to start');
+  await b.close();
+  expect(await effectStats(tables)).toEqual({ total: 1, distinct: 1 });
+  await expect(b.publish(booking(2))).rejects.toBeInstanceOf(BrokerUnavailableError);
+});
+
+test('when the exchange and the service queue are deleted under it, the broker and consumer recreate them and events flow again', async () => {
+  const tables = await createServiceTables(tdb.pool, 'phoenix');
+  const b = broker(AMQP_URL);
+  const consumer = startConsumer({
+    broker: b,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'phoenix',
+    bindings: ['booking.created'],
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+    handler: async (e, tx) => {
+      await tx.insert(tables.effects).values({ eventId: e.id });
+    },
+  });
+  await consumer.ready();
+
+  const conn = await rawConnection();
+  try {
+    const ch = await conn.createChannel();
+    await ch.deleteQueue(consumer.queues.queue);
+    await ch.deleteExchange(b.names.events);
+  } finally {
+    await conn.close();
+  }
+  // The first publish after the deletion fails (404 closes the channel); the broker heals itself.
+  await eventually(
+    async () => {
+      try {
+        await b.publish(booking(7));
+        return (await effectStats(tables)).total > 0;
+      } catch {
+        return false;
+      }
+    },
+    5000,
+    'an event to get through again',
+  );
+  expect((await effectStats(tables)).distinct).toBeGreaterThan(0);
+});

@@ -1,0 +1,214 @@
+import { sql } from 'drizzle-orm';
+import { currentContext } from '@sched/logger';
+import {
+  createBroker,
+  createEnvelope,
+  HEADERS,
+  inspectDeadLetters,
+  replayDeadLetters,
+  startConsumer,
+  topologyNames,
+  type Broker,
+  type Consumer,
+  type EventEnvelope,
+  type EventHandler,
+} from '../src';
+import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, sleep, testLogger } from './helpers/amqp-test-kit';
+import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
+
+const logger = testLogger();
+const RETRY_DELAYS = [50, 100];
+const services: string[] = [];
+let tdb: TestDatabase;
+let prefix: string;
+let broker: Broker;
+const consumers: Consumer[] = [];
+
+type Tx = Parameters<Parameters<TestDb['transaction']>[0]>[0];
+
+/** A consuming service: its own schema (inbox + effects) and its own queue. */
+async function service(name: string, handler: EventHandler<Tx>, bindings = ['booking.*']): Promise<{ tables: ServiceTables; consumer: Consumer }> {
+  services.push(name);
+  const tables = await createServiceTables(tdb.pool, name.replace(/-/g, '_'));
+  const consumer = startConsumer({ broker, db: tdb.db, inbox: tables.inbox, service: name, bindings, handler, retryDelaysMs: RETRY_DELAYS, logger });
+  consumers.push(consumer);
+  await consumer.ready();
+  return { tables, consumer };
+}
+
+function recordEffect(tables: ServiceTables) {
+  return (e: EventEnvelope, tx: Tx, note = 'done') => tx.insert(tables.effects).values({ eventId: e.id, note });
+}
+
+async function effects(tables: ServiceTables): Promise<Array<{ eventId: string; note: string | null }>> {
+  return tdb.db.select({ eventId: tables.effects.eventId, note: tables.effects.note }).from(tables.effects);
+}
+
+async function inboxCount(tables: ServiceTables): Promise<number> {
+  const [row] = await tdb.db.select({ n: sql<number>`count(*)::int` }).from(tables.inbox);
+  return row!.n;
+}
+
+const booking = (n = 0): EventEnvelope => createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  prefix = randomPrefix();
+  broker = createBroker({ url: AMQP_URL, prefix, logger, name: 'consumer-test' });
+  await broker.waitForConnection();
+});
+
+afterEach(async () => {
+  await Promise.all(consumers.splice(0).map((c) => c.stop()));
+});
+
+afterAll(async () => {
+  await broker.close();
+  await deleteTopology(prefix, services.map((service) => ({ service, retryDelaysMs: RETRY_DELAYS })));
+  await tdb.drop();
+});
+
+test('an event delivered twice (the same envelope published twice) is handled once', async () => {
+  let calls = 0;
+  const { tables } = await service('dup', async (e, tx) => {
+    calls += 1;
+    await recordEffect(tables)(e, tx);
+  });
+  const e = booking();
+  await broker.publish(e);
+  await broker.publish(e);
+  await eventually(async () => (await effects(tables)).length === 1, 5000, 'the effect');
+  await sleep(200);
+  expect(await effects(tables)).toEqual([{ eventId: e.id, note: 'done' }]);
+  expect(calls).toBe(1);
+  expect(await inboxCount(tables)).toBe(1);
+});
+
+test('a handler that fails once is retried through its delay queue, its effect committed once, and other services never see the retry', async () => {
+  const attempts: number[] = [];
+  const contexts: Array<string | undefined> = [];
+  const failing = await service('flaky', async (e, tx, info) => {
+    attempts.push(info.attempt);
+    contexts.push(currentContext().event_id);
+    // Written before the failure: must be rolled back with the inbox row.
+    await recordEffect(failing.tables)(e, tx, `attempt ${info.attempt}`);
+    if (info.attempt === 1) throw new Error('transient failure');
+  });
+  let otherCalls = 0;
+  const other = await service('bystander', async (e, tx) => {
+    otherCalls += 1;
+    await recordEffect(other.tables)(e, tx);
+  });
+
+  const e = booking(1);
+  const publishedAt = Date.now();
+  await broker.publish(e);
+  await eventually(async () => (await effects(failing.tables)).length === 1, 5000, 'the retried effect');
+  expect(Date.now() - publishedAt).toBeGreaterThanOrEqual(RETRY_DELAYS[0]!); // it waited in the delay queue
+  await sleep(300);
+
+  expect(attempts).toEqual([1, 2]);
+  expect(contexts).toEqual([e.id, e.id]);
+  expect(await effects(failing.tables)).toEqual([{ eventId: e.id, note: 'attempt 2' }]);
+  expect(otherCalls).toBe(1);
+  expect(await effects(other.tables)).toHaveLength(1);
+  const dead = await inspectDeadLetters(broker, 'flaky');
+  expect(dead.count).toBe(0);
+});
+
+test('an event whose handler keeps failing lands in <service>.dlq with the error; replay brings it back to a fixed handler, which handles it once', async () => {
+  let broken = true;
+  let calls = 0;
+  const s = await service('doomed', async (e, tx) => {
+    calls += 1;
+    await recordEffect(s.tables)(e, tx);
+    if (broken) throw new Error('calendar provider said no (token=abc123secret)');
+  });
+  const e = booking(2);
+  await broker.publish(e);
+
+  await eventually(async () => (await inspectDeadLetters(broker, 'doomed')).count === 1, 5000, 'the dead letter');
+  expect(calls).toBe(RETRY_DELAYS.length + 1);
+  expect(await effects(s.tables)).toEqual([]);
+
+  // Peeking twice shows the same message: inspecting does not consume it.
+  const first = await inspectDeadLetters(broker, 'doomed', { limit: 5 });
+  const report = await inspectDeadLetters(broker, 'doomed', { limit: 5 });
+  expect(first).toEqual(report);
+  expect(report.queue).toBe(`${prefix}doomed.dlq`);
+  expect(report.oldest).toHaveLength(1);
+  const [letter] = report.oldest;
+  expect(letter).toMatchObject({ id: e.id, type: 'booking.created', routing_key: 'booking.created', attempts: 3 });
+  expect(letter!.last_error).toContain('calendar provider said no');
+  expect(letter!.last_error).not.toContain('abc123secret');
+  expect(Date.parse(letter!.first_failed_at!)).not.toBeNaN();
+
+  broken = false;
+  const progress: number[] = [];
+  const moved = await replayDeadLetters(broker, 'doomed', { onProgress: (n) => progress.push(n) });
+  expect(moved).toBe(1);
+  expect(progress).toEqual([1]);
+  await eventually(async () => (await effects(s.tables)).length === 1, 5000, 'the replayed effect');
+  await sleep(200);
+  expect(await effects(s.tables)).toEqual([{ eventId: e.id, note: 'done' }]);
+  expect(calls).toBe(RETRY_DELAYS.length + 2);
+  expect((await inspectDeadLetters(broker, 'doomed')).count).toBe(0);
+});
+
+test('a replayed event that fails again goes through all its retries afresh before returning to the DLQ', async () => {
+  const attempts: number[] = [];
+  await service('stubborn', async (_e, _tx, info) => {
+    attempts.push(info.attempt);
+    throw new Error('still broken');
+  });
+  await broker.publish(booking(3));
+  await eventually(async () => (await inspectDeadLetters(broker, 'stubborn')).count === 1, 5000, 'first dead letter');
+  expect(await replayDeadLetters(broker, 'stubborn')).toBe(1);
+  await eventually(async () => (await inspectDeadLetters(broker, 'stubborn')).count === 1, 5000, 'second dead letter');
+  expect(attempts).toEqual([1, 2, 3, 1, 2, 3]);
+  const [letter] = (await inspectDeadLetters(broker, 'stubborn')).oldest;
+  expect(letter).toMatchObject({ attempts: 3, routing_key: 'booking.created' });
+});
+
+test('a message that is not a valid envelope goes straight to the DLQ and the consumer keeps handling the next one', async () => {
+  let calls = 0;
+  const s = await service('strict', async (e, tx) => {
+    calls += 1;
+    await recordEffect(s.tables)(e, tx);
+  });
+  const conn = await rawConnection();
+  try {
+    const ch = await conn.createConfirmChannel();
+    const names = topologyNames(prefix);
+    ch.publish(names.events, 'booking.created', Buffer.from('{not json'), { messageId: 'garbage-1', headers: { 'x-custom': 'kept' } });
+    ch.publish(names.events, 'booking.created', Buffer.from(JSON.stringify({ hello: 'world' })), { messageId: 'garbage-2' });
+    await ch.waitForConfirms();
+  } finally {
+    await conn.close();
+  }
+  const good = booking(4);
+  await broker.publish(good);
+
+  await eventually(async () => (await inspectDeadLetters(broker, 'strict')).count === 2, 5000, 'two dead letters');
+  await eventually(async () => (await effects(s.tables)).length === 1, 5000, 'the valid event');
+  expect(calls).toBe(1);
+  const report = await inspectDeadLetters(broker, 'strict');
+  expect(report.oldest.map((l) => [l.id, l.attempts])).toEqual([
+    ['garbage-1', 1],
+    ['garbage-2', 1],
+  ]);
+  expect(report.oldest[0]!.last_error).toMatch(/not JSON/);
+  expect(report.oldest[1]!.last_error).toMatch(/envelope\.id/);
+
+  // The original routing key and headers survive dead-lettering.
+  const conn2 = await rawConnection();
+  try {
+    const ch = await conn2.createChannel();
+    const m = await ch.get(`${prefix}strict.dlq`, { noAck: false });
+    expect(m && m.fields.routingKey).toBe('booking.created');
+    expect(m && m.properties.headers).toMatchObject({ 'x-custom': 'kept', [HEADERS.attempts]: 1 });
+    expect(m && m.properties.headers?.BCC).toBeUndefined();
+  } finally {
+    await conn2.close(); // returns the peeked message
+  }
+});

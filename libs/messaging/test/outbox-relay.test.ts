@@ -1,0 +1,174 @@
+import { eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { createBroker, createEnvelope, enqueueEvent, startOutboxRelay, type Broker, type EventEnvelope, type OutboxRelay } from '../src';
+import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, sleep, testLogger, type Probe } from './helpers/amqp-test-kit';
+import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
+
+const logger = testLogger();
+let tdb: TestDatabase;
+let tables: ServiceTables;
+let prefix: string;
+let broker: Broker;
+let probe: Probe;
+const relays: OutboxRelay[] = [];
+
+function event(n = 0): EventEnvelope {
+  return createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
+}
+
+function relay(overrides: Partial<Parameters<typeof startOutboxRelay>[0]> = {}): OutboxRelay {
+  const r = startOutboxRelay({ pool: tdb.pool, db: tdb.db, table: tables.outbox, broker, logger, ...overrides });
+  relays.push(r);
+  return r;
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  prefix = randomPrefix();
+  broker = createBroker({ url: AMQP_URL, prefix, logger, name: 'outbox-relay-test' });
+  await broker.waitForConnection();
+});
+
+beforeEach(async () => {
+  // A fresh schema per test so rows of one test never meet the relays of another.
+  tables = await createServiceTables(tdb.pool, `svc_${Math.random().toString(36).slice(2, 8)}`);
+  probe = await openProbe(prefix);
+});
+
+afterEach(async () => {
+  await Promise.all(relays.splice(0).map((r) => r.stop()));
+  await probe.close();
+});
+
+afterAll(async () => {
+  await broker.close();
+  await deleteTopology(prefix, []);
+  await tdb.drop();
+});
+
+test('an event enqueued in a rolled-back transaction is never published; a committed one is published once and marked', async () => {
+  const rolledBack = event(1);
+  const committed = event(2);
+  await expect(
+    tdb.db.transaction(async (tx) => {
+      await enqueueEvent(tx, tables.outbox, rolledBack);
+      throw new Error('business rule failed after the event was written');
+    }),
+  ).rejects.toThrow('business rule failed');
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, committed));
+
+  relay({ pollIntervalMs: 50 });
+  await eventually(() => probe.messages.length >= 1, 5000, 'the committed event');
+  await sleep(300); // several poll rounds: time for a wrong second publish to show up
+
+  expect(probe.ids()).toEqual([committed.id]);
+  const rows = await tdb.db.select().from(tables.outbox);
+  expect(rows).toHaveLength(1);
+  expect(rows[0]).toMatchObject({ id: committed.id, attempts: 0, lastError: null });
+  expect(rows[0]!.publishedAt).toBeInstanceOf(Date);
+
+  const msg = probe.messages[0]!;
+  expect(msg.fields.routingKey).toBe('booking.created');
+  expect(msg.properties).toMatchObject({ messageId: committed.id, type: 'booking.created', contentType: 'application/json', deliveryMode: 2 });
+  expect(JSON.parse(msg.content.toString())).toEqual(committed);
+});
+
+test('a committed event reaches the broker within milliseconds through NOTIFY, not the poll timer', async () => {
+  relay({ pollIntervalMs: 60_000 });
+  await sleep(200); // let the relay LISTEN and finish its start-up round
+  const e = event(3);
+  const committedAt = Date.now();
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  await eventually(() => probe.messages.length === 1, 2000, 'the event');
+  const latency = Date.now() - committedAt;
+  expect(probe.ids()).toEqual([e.id]);
+  expect(latency).toBeLessThan(250);
+});
+
+test('two relays running at once publish each of 200 rows exactly once', async () => {
+  const events = Array.from({ length: 200 }, (_, i) => event(i));
+  relay({ batchSize: 20, pollIntervalMs: 20 });
+  relay({ batchSize: 20, pollIntervalMs: 20 });
+  // Written in several concurrent transactions while both relays are awake.
+  await Promise.all(
+    [0, 1, 2, 3].map((k) =>
+      tdb.db.transaction(async (tx) => {
+        for (const e of events.slice(k * 50, (k + 1) * 50)) await enqueueEvent(tx, tables.outbox, e);
+      }),
+    ),
+  );
+  await eventually(() => probe.messages.length >= 200, 10_000, '200 events');
+  await sleep(300);
+
+  const ids = probe.ids();
+  expect(ids).toHaveLength(200);
+  expect(new Set(ids).size).toBe(200);
+  expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
+  const [unpublished] = await tdb.db.select({ n: sql<number>`count(*)::int` }).from(tables.outbox).where(isNull(tables.outbox.publishedAt));
+  expect(unpublished!.n).toBe(0);
+});
+
+test('a failed publish leaves the row unpublished with attempts and last_error, and it is published once the broker accepts it', async () => {
+  let failing = true;
+  const flaky = {
+    isConnected: () => true,
+    publish: async (e: EventEnvelope) => {
+      if (failing) throw new Error('simulated nack for amqp://user:hunter2@broker');
+      await broker.publish(e);
+    },
+  };
+  const e = event(4);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  relay({ broker: flaky, pollIntervalMs: 20, maxBackoffMs: 50 });
+
+  await eventually(
+    async () => (await tdb.db.select().from(tables.outbox).where(eq(tables.outbox.id, e.id)))[0]!.attempts >= 2,
+    5000,
+    'two failed attempts',
+  );
+  const [row] = await tdb.db.select().from(tables.outbox).where(eq(tables.outbox.id, e.id));
+  expect(row!.publishedAt).toBeNull();
+  expect(row!.lastError).toContain('simulated nack');
+  expect(row!.lastError).not.toContain('hunter2');
+  expect(probe.messages).toHaveLength(0);
+
+  failing = false;
+  await eventually(() => probe.messages.length === 1, 5000, 'the event after recovery');
+  await sleep(200);
+  expect(probe.ids()).toEqual([e.id]);
+  const published = await tdb.db.select().from(tables.outbox).where(isNotNull(tables.outbox.publishedAt));
+  expect(published).toHaveLength(1);
+});
+
+test('while the broker is disconnected the relay leaves rows untouched', async () => {
+  const down = { isConnected: () => false, publish: () => Promise.reject(new Error('must not be called')) };
+  const e = event(5);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  relay({ broker: down, pollIntervalMs: 20 });
+  await sleep(200);
+  const [row] = await tdb.db.select().from(tables.outbox);
+  expect(row).toMatchObject({ id: e.id, publishedAt: null, attempts: 0 });
+});
+
+test('when its LISTEN connection is killed, the relay listens again and keeps publishing without waiting for the poll', async () => {
+  relay({ pollIntervalMs: 60_000 });
+  const listenerPid = async (): Promise<number | undefined> => {
+    const { rows } = await tdb.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN "${tables.schemaName}_outbox"'`,
+    );
+    return rows[0]?.pid;
+  };
+  await eventually(async () => (await listenerPid()) !== undefined, 3000, 'the relay to LISTEN');
+  const killed = (await listenerPid())!;
+  await tdb.pool.query('SELECT pg_terminate_backend($1)', [killed]);
+  await eventually(async () => {
+    const pid = await listenerPid();
+    return pid !== undefined && pid !== killed;
+  }, 5000, 'a new LISTEN connection');
+
+  const e = event(6);
+  const committedAt = Date.now();
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  await eventually(() => probe.messages.length === 1, 2000, 'the event');
+  expect(Date.now() - committedAt).toBeLessThan(250);
+  expect(probe.ids()).toEqual([e.id]);
+});

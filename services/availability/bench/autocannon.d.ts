@@ -1,0 +1,17 @@
+// autocannon ships no types; this is the part of its programmatic API the benchmark uses.
+declare module 'autocannon' {
+  interface Histogram {
+    average: number;
+    p50: number;
+    p99: number;
+  }
+  interface Result {
+    latency: Histogram;
+    requests: Histogram;
+    non2xx: number;
+    errors: number;
+    timeouts: number;
+  }
+  function autocannon(opts: { url: string; connections: number; duration: number; headers?: Record<string, string> }): Promise<Result>;
+  export = autocannon;
+}

@@ -1,0 +1,47 @@
+import { createInternalClient } from '@sched/http';
+import type { Consumer } from '@sched/messaging';
+import { createCursorCodec } from '@sched/pagination';
+import type { ServiceContext } from '@sched/runtime';
+import type { AvailabilityConfig } from './config';
+import { startAvailabilityConsumer } from './events/availability.consumer';
+import { registerAdminRoutes } from './http/admin.routes';
+import { createCalendarBusyReader } from './http/calendar-sync.client';
+import type { RouteDeps } from './http/deps';
+import { registerInternalRoutes } from './http/internal.routes';
+import { registerV1Routes } from './http/v1.routes';
+import { createEventTypeStore, loadSlotContext } from './store/event-type.queries';
+import { createHostStore } from './store/host.queries';
+import { bookedIntervalsOverlapping } from './store/projection.queries';
+
+export interface SetupOptions {
+  /** Consumer retry delays; tests shorten them. */
+  retryDelaysMs?: readonly number[];
+  /** The clock; tests fix it. */
+  now?: () => Date;
+}
+
+/** Wires routes and the event consumer onto the runtime's context (main.ts and in-process tests). */
+export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts: SetupOptions = {}): { consumer: Consumer } {
+  const { config, db, logger } = ctx;
+  const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS });
+  ctx.onStop('calendar-sync client', () => calendarSync.close());
+
+  const deps: RouteDeps = {
+    hosts: createHostStore(db),
+    eventTypes: createEventTypeStore(db),
+    slots: {
+      loadContext: (ws, id) => loadSlotContext(db, ws, id),
+      bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(db, ws, hostId, range, exclude),
+      calendarBusy: createCalendarBusyReader(calendarSync, logger),
+    },
+    cursors: createCursorCodec(config.CURSOR_SECRET),
+    now: opts.now ?? (() => new Date()),
+  };
+  registerV1Routes(ctx.http, deps);
+  registerAdminRoutes(ctx.http, deps);
+  registerInternalRoutes(ctx.http, deps);
+
+  const consumer = startAvailabilityConsumer({ broker: ctx.broker, db, logger, retryDelaysMs: opts.retryDelaysMs });
+  ctx.onStop('availability consumer', () => consumer.stop());
+  return { consumer };
+}

@@ -1,0 +1,25 @@
+import { env, loadConfig, parseConfig, serviceEnv, z } from '@sched/config';
+
+const schema = serviceEnv('availability', 8082).extend({
+  /** calendar-sync's internal API, for busy times. */
+  CALENDAR_SYNC_URL: env.url('http://127.0.0.1:8084'),
+  /** Signs list cursors (decisions.md §5); the same secret on every replica. */
+  CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  /**
+   * Bound on one busy-times call; past it the Slots query fails closed with 503. Above calendar-sync's
+   * PROVIDER_TIMEOUT_MS (4 s), so a slow but working provider read answers instead of timing out here.
+   */
+  BUSY_TIMEOUT_MS: env.int(5000, 50),
+});
+
+export type AvailabilityConfig = z.infer<typeof schema>;
+
+/** For main.ts: exits with a readable message when the environment is wrong. */
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<AvailabilityConfig> {
+  return loadConfig(schema, source);
+}
+
+/** For tests and tools: throws ConfigError instead of exiting. */
+export function parseAvailabilityConfig(source: Record<string, string | undefined>): Readonly<AvailabilityConfig> {
+  return parseConfig(schema, source);
+}

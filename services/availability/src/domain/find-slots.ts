@@ -1,0 +1,111 @@
+import { DomainError, toTimestamp, type ListSlotsQuery, type Slot, type SlotCheckResponse } from '@sched/contracts';
+import { resolveAvailability, type HostSchedule } from './availability-resolver';
+import { bookabilityOf, slotRulesOf, type EventTypeView } from './event-type';
+import { addDays, formatLocal, localDateOf, startOfLocalDate } from './local-time';
+import { findSlotStarts, type Interval, type SlotEngineInput } from './slot-engine';
+
+/** Everything the Slots computation reads about one Event Type. */
+export interface SlotContext {
+  eventType: EventTypeView;
+  hostTimezone: string;
+  schedule: HostSchedule;
+}
+
+/**
+ * Where the Slots computation reads from; implemented by store/ (Event Type, booked-interval
+ * projection) and the calendar-sync client. Every call is per workspace.
+ */
+export interface SlotSources {
+  loadContext(workspaceId: string, eventTypeId: string): Promise<SlotContext | null>;
+  /** Blocked ranges of the host's confirmed Bookings overlapping `range`, but `excludeBookingId`'s. */
+  bookedIntervals(workspaceId: string, hostId: string, range: Interval, excludeBookingId?: string): Promise<Interval[]>;
+  /**
+   * Calendar busy time overlapping `range`, or `not_connected` when calendar-sync has no connection
+   * for the host. Throws DomainError calendar_unavailable when it cannot be read (fail closed).
+   */
+  calendarBusy(workspaceId: string, hostId: string, range: Interval): Promise<Interval[] | 'not_connected'>;
+}
+
+type Starts = number[] | 'not_connected';
+
+/**
+ * Slot starts of `ctx` in `range`. The engine first runs without busy time: when no start is even a
+ * candidate, neither calendar-sync nor the projection is asked. Otherwise busy time is read for just
+ * the span the candidates' blocked ranges can touch, and the engine runs again.
+ */
+async function slotStarts(sources: SlotSources, workspaceId: string, ctx: SlotContext, range: Interval, now: number, excludeBookingId?: string): Promise<Starts> {
+  const rules = slotRulesOf(ctx.eventType);
+  const first = Math.max(range.start, now + rules.minimumNoticeMs);
+  const last = Math.min(range.end - 1, now + rules.maximumAdvanceMs);
+  if (first > last) return [];
+  // Host dates whose intervals can hold a start in [first, last] or the meeting that follows it.
+  const tz = ctx.hostTimezone;
+  const availability = resolveAvailability(ctx.schedule, tz, addDays(localDateOf(tz, first), -1), addDays(localDateOf(tz, last + rules.durationMs), 1));
+  const input: SlotEngineInput = { ...rules, availability, busy: [], now, window: range };
+  const candidates = findSlotStarts(input);
+  if (candidates.length === 0) return [];
+
+  const hostId = ctx.eventType.hostId;
+  const busyRange = { start: candidates[0]! - rules.bufferBeforeMs, end: candidates[candidates.length - 1]! + rules.durationMs + rules.bufferAfterMs };
+  const [calendar, booked] = await Promise.all([
+    sources.calendarBusy(workspaceId, hostId, busyRange),
+    sources.bookedIntervals(workspaceId, hostId, busyRange, excludeBookingId),
+  ]);
+  if (calendar === 'not_connected') return 'not_connected';
+  return findSlotStarts({ ...input, busy: calendar.length === 0 ? booked : booked.concat(calendar) });
+}
+
+const notBookable = () => new DomainError('event_type_not_bookable');
+
+/** GET /v1/event-types/{id}/slots: the local dates [from, to] in `timezone`, ascending by start. */
+export async function listSlots(sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<Slot[]> {
+  const ctx = await sources.loadContext(workspaceId, eventTypeId);
+  if (!ctx) throw new DomainError('not_found');
+  if (!bookabilityOf(ctx.eventType).bookable) throw notBookable();
+  const window = { start: startOfLocalDate(query.timezone, query.from), end: startOfLocalDate(query.timezone, addDays(query.to, 1)) };
+  const starts = await slotStarts(sources, workspaceId, ctx, window, now.getTime());
+  if (starts === 'not_connected') throw notBookable();
+  const durationMs = slotRulesOf(ctx.eventType).durationMs;
+  return starts.map((start) => {
+    const end = start + durationMs;
+    return {
+      start_at: toTimestamp(new Date(start)),
+      end_at: toTimestamp(new Date(end)),
+      local_start_at: formatLocal(query.timezone, start),
+      local_end_at: formatLocal(query.timezone, end),
+      timezone: query.timezone,
+    };
+  });
+}
+
+export interface SlotCheckInput {
+  eventTypeId: string;
+  startAt: Date;
+  excludeBookingId?: string;
+}
+
+/**
+ * The booking service's check at create and reschedule: is `startAt` exactly a start the Slots query
+ * would return now? Same engine, same inputs, a window of one millisecond.
+ */
+export async function checkSlot(sources: SlotSources, workspaceId: string, input: SlotCheckInput, now: Date): Promise<SlotCheckResponse> {
+  const ctx = await sources.loadContext(workspaceId, input.eventTypeId);
+  if (!ctx) return { bookable: false, reason: 'not_found' };
+  if (!bookabilityOf(ctx.eventType).bookable) return { bookable: false, reason: 'event_type_not_bookable' };
+  const start = input.startAt.getTime();
+  const starts = await slotStarts(sources, workspaceId, ctx, { start, end: start + 1 }, now.getTime(), input.excludeBookingId);
+  if (starts === 'not_connected') return { bookable: false, reason: 'event_type_not_bookable' };
+  if (starts[0] !== start) return { bookable: false, reason: 'slot_unavailable' };
+  const rules = slotRulesOf(ctx.eventType);
+  const end = start + rules.durationMs;
+  return {
+    bookable: true,
+    event_type_id: ctx.eventType.id,
+    host_id: ctx.eventType.hostId,
+    start_at: toTimestamp(new Date(start)),
+    end_at: toTimestamp(new Date(end)),
+    blocked_from: toTimestamp(new Date(start - rules.bufferBeforeMs)),
+    blocked_to: toTimestamp(new Date(end + rules.bufferAfterMs)),
+    meeting_type: ctx.eventType.meetingType,
+  };
+}

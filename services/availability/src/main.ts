@@ -1,0 +1,12 @@
+import { runService } from '@sched/runtime';
+import { setupAvailability } from './app';
+import { readConfig } from './config';
+
+/** Owns hosts, schedules, Event Types and the booked-interval projection; answers Slots and the slot check. */
+void runService({
+  name: 'availability',
+  config: readConfig(),
+  // Slots and the slot check never need the broker: a broker outage only delays the projections.
+  brokerCritical: false,
+  setup: (ctx) => void setupAvailability(ctx),
+}).catch(() => process.exit(1));

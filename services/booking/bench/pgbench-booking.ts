@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { percentile } from './http-load';
+
+const run = promisify(execFile);
+
+export interface PgbenchResult {
+  tps: number;
+  p50Ms: number;
+  p99Ms: number;
+  transactions: number;
+  failed: number;
+}
+
+/** A text literal pgbench leaves alone: it would read `:name` inside JSON (`"x":null`) as a variable. */
+const lit = (s: string) => `convert_from(decode('${Buffer.from(s, 'utf8').toString('base64')}', 'base64'), 'UTF8')`;
+
+/**
+ * The transaction the service runs for one idempotent create, statement for statement (runIdempotent +
+ * createBooking): advisory key lock, key lookup, savepoint, booking insert under the exclusion constraint,
+ * outbox insert + NOTIFY, release, key row insert, commit. Payloads are real ones of the same size. Each
+ * transaction books its own hour (a sequence), all for one host, like the HTTP run.
+ */
+function script(samples: { outboxPayload: string; storedResponse: string; metadata: string }): string {
+  const start = `(timestamptz '2040-01-01T00:00:00Z' + :n * interval '1 hour')`;
+  return `
+BEGIN;
+SELECT nextval('bench_seq') AS n, pg_try_advisory_xact_lock(currval('bench_seq')) AS locked \\gset
+SELECT fingerprint, response_status, response_body, sealed FROM booking.idempotency_keys WHERE id = md5(:n::text) AND workspace_id = 'wsp_bench' AND expires_at > now();
+SAVEPOINT sp1;
+INSERT INTO booking.bookings (id, workspace_id, status, version, source, event_type_id, host_id, start_at, end_at, blocked_from, blocked_to, guest_name, guest_email, guest_timezone, meeting_type, join_url, calendar_status, calendar_error_code, calendar_written_at, metadata, created_at, rescheduled_at, cancelled_at) VALUES ('bkg_' || :n, 'wsp_bench', 'confirmed', 1, 'api', 'evt_AAAAAAAAAAAAAAAAAAAAAA', 'hst_AAAAAAAAAAAAAAAAAAAAAA', ${start}, ${start} + interval '30 minutes', ${start}, ${start} + interval '30 minutes', 'Ada Lovelace', 'ada@example.com', 'Europe/London', 'video', NULL, 'pending', NULL, NULL, ${lit(samples.metadata)}::json, now(), NULL, NULL) RETURNING *;
+INSERT INTO booking.outbox (id, type, workspace_id, payload) VALUES ('wev_' || :n, 'booking.created', 'wsp_bench', ${lit(samples.outboxPayload)}::jsonb);
+SELECT pg_notify('booking_outbox', '');
+RELEASE SAVEPOINT sp1;
+INSERT INTO booking.idempotency_keys (id, workspace_id, fingerprint, response_status, response_body, sealed, created_at, expires_at) VALUES (md5(:n::text), 'wsp_bench', md5('f' || :n), 201, ${lit(samples.storedResponse)}, false, now(), now() + interval '24 hours') ON CONFLICT (id) DO UPDATE SET response_status = EXCLUDED.response_status WHERE booking.idempotency_keys.expires_at <= now() RETURNING id;
+COMMIT;
+`;
+}
+
+/** Runs pgbench (prepared statements: the best the server can do) against a migrated scratch database. */
+export async function runPgbench(opts: {
+  adminUrl: string;
+  clients: number;
+  durationS: number;
+  samples: { outboxPayload: string; storedResponse: string; metadata: string };
+}): Promise<PgbenchResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'booking-pgbench-'));
+  try {
+    const file = path.join(dir, 'create.sql');
+    await writeFile(file, script(opts.samples));
+    const bin = process.env.PGBENCH ?? 'pgbench';
+    await run('psql', [opts.adminUrl, '-qc', 'CREATE SEQUENCE IF NOT EXISTS bench_seq']);
+    const { stdout } = await run(
+      bin,
+      ['-n', '-M', 'prepared', '-c', String(opts.clients), '-j', '2', '-T', String(opts.durationS), '-f', file, '-l', `--log-prefix=${path.join(dir, 'log')}`, opts.adminUrl],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
+    const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
+    const transactions = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
+    const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
+    const latencies: number[] = [];
+    for (const f of (await readdir(dir)).filter((n) => n.startsWith('log'))) {
+      for (const line of (await readFile(path.join(dir, f), 'utf8')).split('\n')) {
+        const us = Number(line.split(' ')[2]);
+        if (Number.isFinite(us) && line.length > 0) latencies.push(us / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    return { tps, transactions, failed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

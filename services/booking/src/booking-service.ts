@@ -1,0 +1,68 @@
+import type { Logger } from '@sched/logger';
+import { startIdempotencyCleanup } from '@sched/idempotency';
+import { startConsumer, startOutboxRelay, type Consumer } from '@sched/messaging';
+import { createCursorCodec } from '@sched/pagination';
+import { runService, type RunningService } from '@sched/runtime';
+import type { BookingConfig } from './config';
+import { CALENDAR_RESULT_BINDINGS, calendarResultHandler } from './events/calendar-result.handler';
+import { createSlotChecker } from './http/availability.client';
+import { registerBookingRoutes } from './http/booking.routes';
+import { idempotencyKeys, inbox, outbox } from './store/schema';
+
+export interface StartBookingOptions {
+  /** Processes: true (SIGTERM drains). In-process tests: false. */
+  handleSignals?: boolean;
+  logger?: Logger;
+  clock?: () => Date;
+}
+
+/**
+ * Owns Bookings, their idempotency keys and its outbox; publishes booking.* and calendar.created/failed,
+ * consumes calendar-sync's results. The API never waits on the broker (brokerCritical false): events wait in
+ * the outbox during a broker outage.
+ */
+export interface RunningBookingService extends RunningService<BookingConfig> {
+  /** Resolves once the calendar result consumer is subscribed (tests publish only after that). */
+  consumerReady(timeoutMs?: number): Promise<void>;
+}
+
+export async function startBookingService(config: Readonly<BookingConfig>, opts: StartBookingOptions = {}): Promise<RunningBookingService> {
+  const clock = opts.clock ?? (() => new Date());
+  let consumer: Consumer | undefined;
+  const running = await runService({
+    name: 'booking',
+    config,
+    brokerCritical: false,
+    handleSignals: opts.handleSignals,
+    logger: opts.logger,
+    setup: (ctx) => {
+      const slots = createSlotChecker({ baseUrl: config.AVAILABILITY_URL, timeoutMs: config.SLOT_CHECK_TIMEOUT_MS, logger: ctx.logger });
+      ctx.onStop('availability client', () => slots.close());
+      registerBookingRoutes(ctx.http, {
+        db: ctx.db,
+        slots,
+        cursors: createCursorCodec(config.CURSOR_SECRET),
+        clock,
+        crashAfterCommit: config.FAULT_CRASH_AFTER_COMMIT,
+      });
+
+      const relay = startOutboxRelay({ pool: ctx.pool, db: ctx.db, table: outbox, broker: ctx.broker, logger: ctx.logger });
+      ctx.onStop('outbox relay', () => relay.stop());
+      const calendarResults = startConsumer({
+        broker: ctx.broker,
+        db: ctx.db,
+        inbox,
+        service: 'booking',
+        bindings: CALENDAR_RESULT_BINDINGS,
+        handler: calendarResultHandler({ logger: ctx.logger, clock }),
+        logger: ctx.logger,
+      });
+      consumer = calendarResults;
+      ctx.onStop('calendar result consumer', () => calendarResults.stop());
+      const cleanup = startIdempotencyCleanup({ db: ctx.db, table: idempotencyKeys, intervalMs: config.IDEMPOTENCY_CLEANUP_INTERVAL_MS, logger: ctx.logger });
+      ctx.onStop('idempotency cleanup', () => cleanup.stop());
+      if (config.FAULT_CRASH_AFTER_COMMIT) ctx.logger.warn('FAULT_CRASH_AFTER_COMMIT is set: creates kill this process after commit (test only)');
+    },
+  });
+  return { ...running, consumerReady: (timeoutMs) => consumer!.ready(timeoutMs) };
+}

@@ -1,0 +1,23 @@
+import { env, loadConfig, serviceEnv, z } from '@sched/config';
+
+const schema = serviceEnv('booking', 8081).extend({
+  /** The availability service, asked at create and reschedule whether a start is bookable. */
+  AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),
+  /** HMAC key of the Bookings list cursors; the same on every replica. */
+  CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  /** Bound on one slot check; then the request fails closed (504 upstream_unavailable). */
+  SLOT_CHECK_TIMEOUT_MS: env.int(3000, 50),
+  /** How often expired idempotency keys (older than 24 h) are deleted. */
+  IDEMPOTENCY_CLEANUP_INTERVAL_MS: env.int(60_000, 1000),
+  /**
+   * TEST ONLY (crash test): the create handler kills its own process right after the transaction commits and
+   * before it answers. Never set it in a deployment.
+   */
+  FAULT_CRASH_AFTER_COMMIT: env.bool(false),
+});
+
+export type BookingConfig = z.infer<typeof schema>;
+
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<BookingConfig> {
+  return loadConfig(schema, source);
+}

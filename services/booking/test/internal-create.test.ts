@@ -1,0 +1,73 @@
+import { bookingSchema } from '@sched/contracts';
+import { refusing, bookable } from './support/availability-stub';
+import { createBody, startBookingHarness, type BookingHarness } from './support/booking-harness';
+
+/**
+ * POST /internal/v1/workspaces/{ws}/bookings (contracts internalCreateBookingSchema): the hosted booking
+ * page's create, called by the invitation service straight (not through the gateway). Same rules and
+ * answers as POST /v1/bookings, with source booking_page and the invitation carried on booking.created.
+ */
+let h: BookingHarness;
+beforeAll(async () => {
+  h = await startBookingHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const INVITATION = 'biv_AAAAAAAAAAAAAAAAAAAAAA';
+
+async function internalCreate(ws: string, json: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${h.bookingUrl}/internal/v1/workspaces/${ws}/bookings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(json),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+it('creates a booking_page Booking in the path’s workspace, and booking.created carries the invitation id', async () => {
+  const res = await internalCreate(h.main.workspaceId, { ...createBody(), source: 'booking_page', invitation_id: INVITATION });
+  expect(res.status).toBe(201);
+  expect(bookingSchema.parse(res.body.data)).toEqual(res.body.data);
+  expect(res.body.data).toMatchObject({ source: 'booking_page', status: 'confirmed', version: 1 });
+  const { rows } = await h.db.adminPool.query(`SELECT payload FROM booking.outbox WHERE payload->'data'->'booking'->>'id' = $1`, [res.body.data.id]);
+  expect(rows[0].payload.data.internal.invitation_id).toBe(INVITATION);
+  // The v1 API shows it to the workspace, without the internal field.
+  const read = await h.api('GET', `/v1/bookings/${res.body.data.id}`);
+  expect(read.body.data).toEqual(res.body.data);
+  // Later events keep the invitation too.
+  const cancelled = await h.api('POST', `/v1/bookings/${res.body.data.id}/cancel`);
+  expect(cancelled.status).toBe(200);
+  const events = await h.db.adminPool.query(`SELECT payload FROM booking.outbox WHERE type = 'booking.cancelled' AND payload->'data'->'booking'->>'id' = $1`, [res.body.data.id]);
+  expect(events.rows[0].payload.data.internal.invitation_id).toBe(INVITATION);
+});
+
+it('replays under the caller’s Idempotency-Key (its reservation id): one Booking however often it retries', async () => {
+  const json = { ...createBody(), source: 'booking_page', invitation_id: INVITATION };
+  const first = await internalCreate(h.main.workspaceId, json, { 'idempotency-key': 'rsv_1' });
+  const again = await internalCreate(h.main.workspaceId, json, { 'idempotency-key': 'rsv_1' });
+  expect([first.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+  expect(again.body.data).toEqual(first.body.data);
+});
+
+it('answers like the public create: 400 for a bad body or source, 409 when the slot is gone', async () => {
+  const bad = await internalCreate(h.main.workspaceId, { ...createBody(), source: 'api' });
+  expect(bad.status).toBe(400);
+  expect(bad.body.error.details).toContainEqual({ field: 'source', issue: 'invalid_value' });
+  const missing = await internalCreate(h.main.workspaceId, createBody());
+  expect(missing.status).toBe(400);
+  expect(missing.body.error.details.map((d: any) => d.field)).toEqual(['source']);
+  h.stub.behave(refusing('slot_unavailable'));
+  const gone = await internalCreate(h.main.workspaceId, { ...createBody(), source: 'booking_page' });
+  expect([gone.status, gone.body.error.code]).toEqual([409, 'slot_unavailable']);
+  h.stub.behave(bookable());
+});
+
+it('is scoped by the path’s workspace: another workspace cannot see the Booking', async () => {
+  const res = await internalCreate(h.main.workspaceId, { ...createBody(), source: 'booking_page', invitation_id: null });
+  expect(res.status).toBe(201);
+  const other = await h.newWorkspace();
+  expect((await h.api('GET', `/v1/bookings/${res.body.data.id}`, { as: other })).status).toBe(404);
+  expect(h.stub.calls.at(-1)!.workspaceId).toBe(h.main.workspaceId);
+});

@@ -1,0 +1,41 @@
+import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import { EVENTS_EXCHANGE } from '@sched/messaging';
+import type { TestAmqp } from '@sched/testing';
+
+/** A test's own queue bound to the prefixed events exchange: what actually reached RabbitMQ, counted. */
+export interface EventTap {
+  queue: string;
+  messages: Array<{ routingKey: string; body: any }>;
+  /** Publishes a message as another service would (routing key = type). */
+  publish(envelope: { type: string } & Record<string, unknown>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startEventTap(broker: TestAmqp, name: string, bindings: string[]): Promise<EventTap> {
+  const conn: ChannelModel = await amqp.connect(broker.url);
+  const ch: Channel = await conn.createConfirmChannel();
+  const exchange = `${broker.prefix}${EVENTS_EXCHANGE}`;
+  const queue = `${broker.prefix}${name}`;
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  await ch.assertQueue(queue, { durable: false, autoDelete: false });
+  for (const key of bindings) await ch.bindQueue(queue, exchange, key);
+  const messages: EventTap['messages'] = [];
+  await ch.consume(queue, (msg) => {
+    if (!msg) return;
+    messages.push({ routingKey: msg.fields.routingKey, body: JSON.parse(msg.content.toString()) });
+    ch.ack(msg);
+  });
+  return {
+    queue,
+    messages,
+    async publish(envelope) {
+      const confirm = ch as unknown as { publish: Channel['publish']; waitForConfirms(): Promise<void> };
+      confirm.publish(exchange, envelope.type, Buffer.from(JSON.stringify(envelope)), { persistent: true, messageId: String(envelope.id), type: envelope.type, contentType: 'application/json' });
+      await confirm.waitForConfirms();
+    },
+    async close() {
+      await ch.deleteQueue(queue).catch(() => undefined);
+      await conn.close().catch(() => undefined);
+    },
+  };
+}

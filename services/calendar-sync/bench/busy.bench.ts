@@ -1,0 +1,94 @@
+// Busy-times API of calendar-sync against a real Radicale: cost of a full read of the cached range, of a
+// ctag-probe refresh (calendar unchanged), and throughput when served from a fresh snapshot.
+// Run: node --import tsx services/calendar-sync/bench/busy.bench.ts
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newId } from '@sched/contracts';
+import { createTestDatabase, startRadicale, testAmqp } from '@sched/testing';
+import {
+  at,
+  busyPath,
+  call,
+  cleanupBroker,
+  icalTime,
+  startAvailabilityStub,
+  startCalendarSync,
+  vcalendar,
+  vevent,
+} from '../test/support/harness';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<{ requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number }>;
+
+const EVENTS = 300;
+const ROUNDS = 15;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase({ services: ['calendar-sync'] });
+  const radicale = await startRadicale({ users: { alice: 'bench-password' } });
+  const availability = await startAvailabilityStub();
+  const amqp = testAmqp();
+  const svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { LOG_LEVEL: 'warn' } });
+  try {
+    const ws = newId('wsp');
+    const host = availability.addHost(ws);
+    await radicale.makeCalendar('alice', 'bench');
+    // Singles spread over the cached range, plus weekly series that must be expanded.
+    for (let i = 0; i < EVENTS; i++) {
+      const start = at(1 + (i % 80), 8 + (i % 9));
+      const rule: Record<string, string> = i % 10 === 0 ? { RRULE: 'FREQ=WEEKLY;COUNT=12' } : {};
+      await radicale.putObject('alice', 'bench', `e${i}.ics`, vcalendar(vevent({ UID: `e${i}`, DTSTART: icalTime(start), DTEND: icalTime(new Date(start.getTime() + 45 * 60_000)), ...rule })));
+    }
+    const put = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
+      provider: 'caldav',
+      url: radicale.url,
+      username: 'alice',
+      password: 'bench-password',
+      calendar_url: `${radicale.url}/alice/bench/`,
+    });
+    if (put.status !== 201) throw new Error(`connect failed: ${put.status}`);
+    const path = busyPath(ws, host.id, at(1), at(31));
+
+    const timed = async (prepare: string): Promise<number> => {
+      await db.adminPool.query(prepare);
+      const t = process.hrtime.bigint();
+      const res = await call(svc.url, 'GET', path);
+      if (res.status !== 200) throw new Error(`busy answered ${res.status}`);
+      return Number(process.hrtime.bigint() - t) / 1e6;
+    };
+    const full: number[] = [];
+    const probe: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) full.push(await timed('DELETE FROM calendar_sync.busy_snapshots'));
+    for (let i = 0; i < ROUNDS; i++) probe.push(await timed(`UPDATE calendar_sync.busy_snapshots SET fetched_at = now() - interval '10 minutes'`));
+
+    await call(svc.url, 'GET', path);
+    const warm = await autocannon({ url: `${svc.url}${path}`, connections: 10, duration: 5 });
+
+    const figures = {
+      bench: 'calendar-sync-busy',
+      calendar_events: EVENTS,
+      full_read_ms_median: Math.round(median(full) * 10) / 10,
+      ctag_probe_refresh_ms_median: Math.round(median(probe) * 10) / 10,
+      warm_snapshot_rps: Math.round(warm.requests.average),
+      warm_snapshot_latency_ms_p50: warm.latency.p50,
+      warm_snapshot_latency_ms_p99: warm.latency.p99,
+      warm_non_2xx: warm.non2xx,
+    };
+    const dir = join(__dirname, '../../../.data/bench');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'calendar-sync-busy.json'), JSON.stringify(figures, null, 2));
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+  } finally {
+    await svc.stop();
+    await Promise.all([radicale.close(), availability.close()]);
+    await cleanupBroker(amqp, [200, 400]);
+    await db.drop();
+  }
+}
+
+void main();

@@ -1,0 +1,86 @@
+import { createInternalClient } from '@sched/http';
+import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
+import type { ServiceContext } from '@sched/runtime';
+import { createSecretBox } from '@sched/secrets';
+import type { CalendarSyncConfig } from './config';
+import { BusyReader } from './domain/busy-reader';
+import type { CalendarProvider } from './domain/calendar-provider';
+import { BOOKING_EVENT_KINDS, bookingChangedHandler } from './events/booking-changed.handler';
+import { registerBusyRoutes } from './http/busy.routes';
+import { registerCalendarConnectionRoutes } from './http/calendar-connection.routes';
+import { registerCalendarResyncRoutes } from './http/calendar-resync.routes';
+import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
+import { createHostDirectory } from './providers/availability/host-directory.client';
+import { CalDavProvider } from './providers/caldav/caldav-provider';
+import { createProviderRegistry } from './providers/provider-registry';
+import { createStore } from './store/create-store';
+import { inbox, outbox } from './store/schema';
+
+/** Seconds a caller is told to wait after a fail-closed 503. */
+const BUSY_RETRY_AFTER_SECONDS = 5;
+
+export interface CalendarSyncParts {
+  reader: BusyReader;
+  refresher: BusyRefresher;
+  consumer: Consumer;
+  relay: OutboxRelay;
+}
+
+export interface SetupOptions {
+  /** Another provider (tests spy on calls); default CalDAV. */
+  provider?: CalendarProvider;
+  now?: () => Date;
+}
+
+/** Wires routes, the booking.* consumer, the outbox relay and the busy refresher onto a running service. */
+export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts: SetupOptions = {}): CalendarSyncParts {
+  const { config, logger, db, pool, broker, http } = ctx;
+  const now = opts.now ?? (() => new Date());
+  const sealer = createSecretBox({ key: config.SECRETS_KEY, oldKeys: config.SECRETS_OLD_KEYS });
+  const provider =
+    opts.provider ??
+    createProviderRegistry({
+      caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, onWarning: (message, meta) => logger.warn(message, meta), now }),
+    });
+  const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
+  const hosts = createHostDirectory(availability);
+  const store = createStore(db);
+
+  const reader = new BusyReader(
+    { store, provider, sealer, hosts },
+    { freshnessMs: config.BUSY_FRESHNESS_MS, snapshotDays: config.BUSY_SNAPSHOT_DAYS, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
+  );
+  registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer });
+  registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
+  registerBusyRoutes(http, reader, now);
+
+  // Registered in start order; stopped in reverse (refresher and consumer first, the client last).
+  ctx.onStop('availability client', () => availability.close());
+  const relay = startOutboxRelay({ pool, db, table: outbox, broker, logger });
+  ctx.onStop('outbox relay', () => relay.stop());
+  const consumer = startConsumer({
+    broker,
+    db,
+    inbox,
+    service: 'calendar-sync',
+    bindings: BOOKING_EVENT_KINDS,
+    retryDelaysMs: config.CALENDAR_WRITE_RETRY_DELAYS_MS,
+    // Each handler holds a pooled connection while it talks to the provider: leave room for HTTP.
+    prefetch: 4,
+    logger,
+    handler: bookingChangedHandler({ provider, sealer, hosts, retries: config.CALENDAR_WRITE_RETRY_DELAYS_MS.length, logger }),
+  });
+  ctx.onStop('booking consumer', () => consumer.stop());
+  const refresher = startBusyRefresher({
+    db,
+    reader,
+    logger,
+    intervalMs: config.REFRESH_INTERVAL_MS,
+    freshnessMs: config.BUSY_FRESHNESS_MS,
+    activeWindowMs: config.ACTIVE_HOST_WINDOW_MS,
+    leaseMs: Math.max(30_000, 3 * config.PROVIDER_TIMEOUT_MS),
+    now,
+  });
+  ctx.onStop('busy refresher', () => refresher.stop());
+  return { reader, refresher, consumer, relay };
+}

@@ -1,0 +1,41 @@
+import { env, loadConfig, serviceEnv, z } from '@sched/config';
+
+/** "2000,10000,60000" → [2000, 10000, 60000]; an empty list means no retries. */
+const delayList = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .refine((v) => v.trim() === '' || /^\s*\d+\s*(,\s*\d+\s*)*$/.test(v), 'must be comma-separated positive integers (milliseconds)')
+    .transform((v) => (v.trim() === '' ? [] : v.split(',').map((d) => Number(d.trim()))))
+    .refine((ds) => ds.every((d) => Number.isInteger(d) && d >= 1), 'every delay must be at least 1 ms');
+
+const base64Key = z
+  .string()
+  .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
+
+const schema = serviceEnv('calendar-sync', 8084).extend({
+  /** availability's internal host API: does the host exist, its time zone and conferencing template. */
+  AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),
+  AVAILABILITY_TIMEOUT_MS: env.int(3000, 100),
+  /** Encrypts calendar passwords at rest (AES-256-GCM); SECRETS_OLD_KEYS (`id:base64,…`) keeps old values readable. */
+  SECRETS_KEY: base64Key,
+  SECRETS_OLD_KEYS: z.string().optional(),
+  /** A busy snapshot older than this is not used (decisions.md §8: 5 minutes). */
+  BUSY_FRESHNESS_MS: env.int(300_000, 1),
+  /** The cached busy range per host: from the start of yesterday (UTC) to this many days ahead. */
+  BUSY_SNAPSHOT_DAYS: env.int(90, 1),
+  /** How often the refresher looks for active hosts whose snapshot is older than this interval. */
+  REFRESH_INTERVAL_MS: env.int(60_000, 50),
+  /** A host counts as active (kept warm) while its busy times were asked for within this window. */
+  ACTIVE_HOST_WINDOW_MS: env.int(3_600_000, 1),
+  /** Bound on one whole provider operation (all its HTTP requests). Callers of the busy API must wait longer. */
+  PROVIDER_TIMEOUT_MS: env.int(4000, 50),
+  /** Delays between attempts to write a calendar event while the provider is unavailable; then sync_failed. */
+  CALENDAR_WRITE_RETRY_DELAYS_MS: delayList('2000,10000,60000'),
+});
+
+export type CalendarSyncConfig = z.infer<typeof schema>;
+
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<CalendarSyncConfig> {
+  return loadConfig(schema, source);
+}

@@ -1,0 +1,99 @@
+import type { Booking, CalendarErrorCode, EventMessage, InternalHost } from '@sched/contracts';
+import type { BusyItem, Interval } from './busy-times';
+import type { ProviderName } from './calendar-provider';
+
+/** What the use cases need from storage, the host directory and the secret box; implemented outside domain/. */
+
+export type ConnectionStatus = 'connected' | 'error';
+
+export interface Connection {
+  id: string;
+  workspaceId: string;
+  hostId: string;
+  provider: ProviderName;
+  url: string;
+  username: string;
+  passwordSealed: string;
+  calendarUrl: string;
+  hostTimezone: string;
+  conferencingUrlTemplate: string | null;
+  status: ConnectionStatus;
+  errorCode: CalendarErrorCode | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewConnection = Omit<Connection, 'createdAt' | 'updatedAt' | 'status' | 'errorCode'>;
+
+export interface Snapshot {
+  connectionId: string;
+  range: Interval;
+  fetchedAt: Date;
+  changeMarker: string | null;
+  items: BusyItem[];
+}
+
+export type SyncStatus = 'pending' | 'synced' | 'failed';
+
+export interface SyncRecord {
+  bookingId: string;
+  workspaceId: string;
+  hostId: string;
+  /** The newest Booking state seen, whether or not the calendar matches it yet. */
+  booking: Booking;
+  bookingVersion: number;
+  /** The Booking version the calendar matches; 0 before the first write. */
+  writtenVersion: number;
+  status: SyncStatus;
+  errorCode: CalendarErrorCode | null;
+  eventUid: string;
+  objectUrl: string | null;
+  etag: string | null;
+  joinUrl: string | null;
+  updatedAt: Date;
+}
+
+export type SyncRecordChange = Pick<SyncRecord, 'writtenVersion' | 'status' | 'errorCode' | 'objectUrl' | 'etag' | 'joinUrl'>;
+
+/** An internal event to publish through the outbox, in the same transaction as the change it reports. */
+export type OutboxEvent = EventMessage<'calendar.synced' | 'calendar.sync_failed' | 'calendar.connection_updated'>;
+
+export interface Store {
+  findConnection(workspaceId: string, hostId: string): Promise<Connection | null>;
+  /** Inserts or replaces the host's connection (keeping its id), drops its snapshot, enqueues the event. */
+  saveConnection(conn: NewConnection, event: OutboxEvent): Promise<{ connection: Connection; created: boolean }>;
+  /** Removes the connection and its snapshot and enqueues the event; false when there was none. */
+  deleteConnection(workspaceId: string, hostId: string, event: OutboxEvent): Promise<boolean>;
+  /** Changes status only if it differs, and enqueues the event only then; true when it changed. */
+  setConnectionStatus(conn: Connection, status: ConnectionStatus, errorCode: CalendarErrorCode | null, event: OutboxEvent): Promise<boolean>;
+  updateHostDetails(conn: Connection, details: { hostTimezone: string; conferencingUrlTemplate: string | null }): Promise<void>;
+  /** Records that the host's busy times were asked for (throttled: at most one write a minute). */
+  noteQueried(conn: Connection): Promise<void>;
+
+  getSnapshot(conn: Connection): Promise<Snapshot | null>;
+  saveSnapshot(conn: Connection, snapshot: Snapshot): Promise<void>;
+  /** The provider confirmed nothing changed: the snapshot is fresh as of `fetchedAt`. */
+  touchSnapshot(conn: Connection, fetchedAt: Date): Promise<void>;
+  /** Which of these Booking ids have sync records for this host (their events are this service's own). */
+  ownBookingIds(workspaceId: string, hostId: string, bookingIds: readonly string[]): Promise<Set<string>>;
+
+  /** Creates the record if new, stores `booking` if newer than the one kept, and locks the row until commit. */
+  lockSyncRecord(workspaceId: string, booking: Booking, eventUid: string): Promise<SyncRecord>;
+  /** Locks an existing record; null when the Booking is unknown in this workspace. */
+  lockExistingSyncRecord(workspaceId: string, bookingId: string): Promise<SyncRecord | null>;
+  updateSyncRecord(record: SyncRecord, change: SyncRecordChange, event: OutboxEvent | null): Promise<SyncRecord>;
+
+  /** Runs fn in one transaction with a store bound to it. */
+  transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+}
+
+/** availability's internal host API. null: no such host in the workspace. Throws DomainError upstream_unavailable when unreachable. */
+export interface HostDirectory {
+  getHost(workspaceId: string, hostId: string): Promise<InternalHost | null>;
+}
+
+/** @sched/secrets SecretBox. */
+export interface SecretSealer {
+  seal(plaintext: string, associatedData?: string): string;
+  open(sealed: string, associatedData?: string): string;
+}

@@ -1,0 +1,16 @@
+import { runService } from '@sched/runtime';
+import { setupCalendarSync } from './app';
+import { readConfig } from './config';
+
+/**
+ * Owns calendar connections, busy snapshots and calendar event writes. The broker is critical for
+ * readiness: writing Booking events is driven by booking.* messages.
+ */
+void runService({
+  name: 'calendar-sync',
+  config: readConfig(),
+  brokerCritical: true,
+  setup: (ctx) => {
+    setupCalendarSync(ctx);
+  },
+}).catch(() => process.exit(1));

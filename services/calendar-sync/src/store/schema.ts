@@ -1,0 +1,89 @@
+import { index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { outboxTable, inboxTable } from '@sched/messaging';
+import type { Booking } from '@sched/contracts';
+import type { BusyItem } from '../domain/busy-times';
+
+/** Everything this service stores lives in its own schema, readable only by its own login role. */
+export const calendarSync = pgSchema('calendar_sync');
+
+/** Events written in the same transaction as the change they announce; relayed to RabbitMQ. */
+export const outbox = outboxTable(calendarSync);
+
+/** Ids of consumed events, written with the handler's effect so a redelivery is skipped. */
+export const inbox = inboxTable(calendarSync);
+
+/**
+ * One calendar connection per host. The password is stored only sealed (AES-256-GCM, @sched/secrets)
+ * with the connection and host ids as associated data, so a sealed value copied to another row fails.
+ */
+export const calendarConnections = calendarSync.table(
+  'calendar_connections',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    hostId: text('host_id').notNull(),
+    provider: text('provider').$type<'caldav'>().notNull(),
+    url: text('url').notNull(),
+    username: text('username').notNull(),
+    passwordSealed: text('password_sealed').notNull(),
+    /** The collection read and written: the one asked for, or the first found by discovery. */
+    calendarUrl: text('calendar_url').notNull(),
+    /** Copied from availability's host: all-day events block whole local days in this zone. */
+    hostTimezone: text('host_timezone').notNull(),
+    conferencingUrlTemplate: text('conferencing_url_template'),
+    status: text('status').$type<'connected' | 'error'>().notNull().default('connected'),
+    errorCode: text('error_code'),
+    /** Last busy query for this host: the refresher keeps only recently asked-for hosts warm. */
+    lastQueriedAt: timestamp('last_queried_at', { withTimezone: true }).notNull().defaultNow(),
+    /** A replica refreshing this host holds it until then; others skip it. */
+    refreshLeaseUntil: timestamp('refresh_lease_until', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('calendar_connections_host_uq').on(t.workspaceId, t.hostId), index('calendar_connections_last_queried_idx').on(t.lastQueriedAt)],
+);
+
+/**
+ * The busy snapshot of one connection: busy items (no titles or other event details) over a cached
+ * range, read as a whole, and when it was last confirmed against the provider.
+ */
+export const busySnapshots = calendarSync.table('busy_snapshots', {
+  connectionId: text('connection_id')
+    .primaryKey()
+    .references(() => calendarConnections.id, { onDelete: 'cascade' }),
+  workspaceId: text('workspace_id').notNull(),
+  rangeFrom: timestamp('range_from', { withTimezone: true }).notNull(),
+  rangeTo: timestamp('range_to', { withTimezone: true }).notNull(),
+  /** When the provider last confirmed these items (a full read, or an unchanged ctag). */
+  fetchedAt: timestamp('fetched_at', { withTimezone: true }).notNull(),
+  /** CalDAV getctag + sync-token at the last full read; null when the server offers neither. */
+  changeMarker: text('change_marker'),
+  items: jsonb('items').$type<BusyItem[]>().notNull(),
+});
+
+/**
+ * What the calendar holds for each Booking: the last Booking state seen (for resync), the version the
+ * calendar matches, and where the event lives. Its row lock serializes writers of one Booking.
+ */
+export const bookingSyncs = calendarSync.table(
+  'booking_syncs',
+  {
+    bookingId: text('booking_id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    hostId: text('host_id').notNull(),
+    booking: jsonb('booking').$type<Booking>().notNull(),
+    bookingVersion: integer('booking_version').notNull(),
+    /** 0 until the calendar first matches a version. */
+    writtenVersion: integer('written_version').notNull().default(0),
+    status: text('status').$type<'pending' | 'synced' | 'failed'>().notNull(),
+    errorCode: text('error_code'),
+    eventUid: text('event_uid').notNull(),
+    /** Where the event was written; null when none exists (never written, or deleted). */
+    objectUrl: text('object_url'),
+    etag: text('etag'),
+    joinUrl: text('join_url'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('booking_syncs_host_idx').on(t.workspaceId, t.hostId)],
+);

@@ -1,0 +1,75 @@
+import type { Pool } from 'pg';
+import { createDb } from '@sched/db';
+import { buildOpenApiDocument, OPENAPI_DOCUMENT_PATH } from '@sched/openapi';
+import { createHttpApp, createInternalClient, type HttpApp, type InternalClient } from '@sched/http';
+import type { Logger } from '@sched/logger';
+import type { GatewayConfig } from './config';
+import { createKeyAuthenticator, type StoredKey } from './domain/api-key-auth';
+import { TtlCache } from './domain/key-cache';
+import type { Upstream } from './domain/route-table';
+import { adminAuth } from './http/admin-auth.middleware';
+import { registerAdminRoutes } from './http/admin.routes';
+import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
+import { apiKeyAuth } from './http/api-key-auth.middleware';
+import { registerV1Routes } from './http/v1.routes';
+import { createAdminStore } from './store/admin-store';
+import { findKeyByHash } from './store/api-key.queries';
+import { countRequest } from './store/rate-limit.queries';
+
+export interface GatewayApp {
+  http: HttpApp;
+  upstreams: Record<Upstream, InternalClient>;
+}
+
+/** Wires the gateway: admin API, key auth and rate limit on /v1, routing to the owning services. */
+export function buildGatewayApp(deps: {
+  config: Readonly<GatewayConfig>;
+  pool: Pool;
+  /** Pool for the rate-limit counters (async commit: a lost increment in a crash is harmless); defaults to `pool`. */
+  counterPool?: Pool;
+  logger: Logger;
+  readiness?: Record<string, () => Promise<unknown>>;
+}): GatewayApp {
+  const { config, logger } = deps;
+  const db = createDb(deps.pool);
+  const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
+  // One retry on a connection fault, which the client applies to idempotent methods only (never a POST).
+  const client = (url: string, service: Upstream) => createInternalClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
+  const upstreams: Record<Upstream, InternalClient> = {
+    booking: client(config.BOOKING_URL, 'booking'),
+    availability: client(config.AVAILABILITY_URL, 'availability'),
+    invitation: client(config.INVITATION_URL, 'invitation'),
+    'calendar-sync': client(config.CALENDAR_SYNC_URL, 'calendar-sync'),
+    'webhook-dispatch': client(config.WEBHOOK_DISPATCH_URL, 'webhook-dispatch'),
+  };
+
+  const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);
+  const authenticate = createKeyAuthenticator({
+    findKeyByHash: (hash) => findKeyByHash(db, hash),
+    cache: new TtlCache<StoredKey | null>(Math.max(1, config.KEY_CACHE_TTL_MS)),
+  });
+
+  // The machine-readable contract is public: served before authentication (issue 8).
+  const openApiDocument = buildOpenApiDocument();
+  http.route('GET', OPENAPI_DOCUMENT_PATH, (_req, res) => {
+    res.json(openApiDocument);
+  });
+
+  // Authentication runs before routing so that 401 comes before 404/405 (decisions.md §2).
+  http.app.use('/admin', adminAuth(config.ADMIN_TOKEN));
+  http.app.use(
+    '/v1',
+    apiKeyAuth({
+      authenticate,
+      countRequest: (keyId, start) => countRequest(counterDb, keyId, start),
+      defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
+      logger,
+    }),
+  );
+  registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
+  registerV1Routes(http, upstreams);
+  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation: upstreams.invitation, logger }));
+  http.finalize();
+  return { http, upstreams };
+}

@@ -1,0 +1,27 @@
+import { env, loadConfig, serviceEnv, z } from '@sched/config';
+
+const schema = serviceEnv('gateway', 8080).extend({
+  ADMIN_TOKEN: env.secret(),
+  BOOKING_URL: env.url('http://127.0.0.1:8081'),
+  AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),
+  INVITATION_URL: env.url('http://127.0.0.1:8083'),
+  CALENDAR_SYNC_URL: env.url('http://127.0.0.1:8084'),
+  WEBHOOK_DISPATCH_URL: env.url('http://127.0.0.1:8085'),
+  UPSTREAM_TIMEOUT_MS: env.int(10000, 100),
+  RATE_LIMIT_DEFAULT: env.int(100, 1),
+  RATE_LIMIT_WINDOW_SECONDS: env.int(10, 1),
+  /** Public address of the hosted booking page; its path is where the gateway serves the page and its API. */
+  BOOKING_PAGE_URL: env.url('http://localhost:8080/book'),
+  /** Page booking POSTs allowed per client IP and window (shared counters, like API keys). */
+  BOOKING_PAGE_RATE_LIMIT: env.int(10, 1),
+  BOOKING_PAGE_RATE_WINDOW_SECONDS: env.int(60, 1),
+  /** express `trust proxy`: set to the number of proxies in front (e.g. 1) so client IPs (page rate limit) are real. */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<GatewayConfig> {
+  return loadConfig(schema, source);
+}

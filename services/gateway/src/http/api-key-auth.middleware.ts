@@ -1,0 +1,66 @@
+import type { RequestHandler, Response } from 'express';
+import { DomainError, type Scope } from '@sched/contracts';
+import { setRequestContext } from '@sched/http';
+import type { Logger } from '@sched/logger';
+import type { KeyRecord } from '../domain/authorize';
+import { requireScope } from '../domain/authorize';
+import { decide, windowStart, type RateLimitDecision, type RateLimitPolicy } from '../domain/rate-limit';
+
+export interface ApiKeyAuthDeps {
+  authenticate: (authorization: string | undefined) => Promise<KeyRecord>;
+  countRequest: (keyId: string, windowStart: Date) => Promise<number>;
+  defaultPolicy: RateLimitPolicy;
+  logger: Logger;
+}
+
+const KEY = Symbol('apiKey');
+type WithKey = { [KEY]?: KeyRecord };
+
+function setRateLimitHeaders(res: Response, d: RateLimitDecision): void {
+  res.setHeader('RateLimit-Limit', String(d.limit));
+  res.setHeader('RateLimit-Remaining', String(d.remaining));
+  res.setHeader('RateLimit-Reset', String(d.resetSeconds));
+}
+
+/**
+ * Authenticates the key (401), then counts the request against the key's window (429), before any
+ * routing so that unknown paths cost a request too. The window counter is shared by every replica.
+ */
+export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const key = await deps.authenticate(req.headers.authorization);
+      (req as WithKey)[KEY] = key;
+      setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id });
+      const policy = key.rateLimit ?? deps.defaultPolicy;
+      const now = new Date();
+      let decision: RateLimitDecision;
+      try {
+        decision = decide(await deps.countRequest(key.id, windowStart(now, policy.windowSeconds)), policy, now);
+      } catch (err) {
+        // The counter store failing must not take the API down with it: let the request through, loudly.
+        deps.logger.error('rate limit counter unavailable; request allowed', { err });
+        decision = { allowed: true, limit: policy.limit, remaining: policy.limit, resetSeconds: policy.windowSeconds };
+      }
+      setRateLimitHeaders(res, decision);
+      if (!decision.allowed) throw new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** 403 when the authenticated key lacks the route's scope; runs after routing, before the body is read. */
+export function scopeCheck(scope: Scope): RequestHandler {
+  return (req, _res, next) => {
+    const key = (req as WithKey)[KEY];
+    if (!key) return next(new DomainError('unauthenticated'));
+    try {
+      requireScope(key, scope);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,33 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, type HttpMethod, type InternalClient } from '@sched/http';
+
+/** Headers of a service's answer that the caller should see; the gateway sets its own request id and rate headers. */
+const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed', 'allow', 'location', 'www-authenticate'];
+
+function forwardHeaders(req: Request, workspaceId?: string): Record<string, string> {
+  const ctx = requestContext(req);
+  const headers = contextHeaders(workspaceId ? { ...ctx, workspaceId } : ctx);
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  return headers;
+}
+
+/** Passes a routed request to the owning service and its answer back; no answer in time → 502/504 upstream_unavailable. */
+export function forwardTo(client: InternalClient, opts: { workspaceParam?: string } = {}): RequestHandler {
+  return async (req: Request, res: Response, next) => {
+    try {
+      const workspaceId = opts.workspaceParam ? String(req.params[opts.workspaceParam]) : undefined;
+      const upstream = await client.request<string>(req.method as HttpMethod, req.originalUrl, {
+        headers: forwardHeaders(req, workspaceId),
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        raw: true,
+      });
+      for (const name of PASSED_BACK) {
+        const v = upstream.headers[name];
+        if (v !== undefined) res.setHeader(name, v);
+      }
+      res.status(upstream.status).send(upstream.body);
+    } catch (err) {
+      next(err instanceof UpstreamError ? toUpstreamDomainError(err) : err);
+    }
+  };
+}

@@ -1,0 +1,56 @@
+import { createInternalClient } from '@sched/http';
+import { startIdempotencyCleanup } from '@sched/idempotency';
+import { createCursorCodec } from '@sched/pagination';
+import type { ServiceContext } from '@sched/runtime';
+import { createSecretBox } from '@sched/secrets';
+import type { InvitationConfig } from './config';
+import { startInvitationConsumer } from './events/invitation.consumer';
+import { createAvailabilityClient } from './http/availability.client';
+import { createBookingClient } from './http/booking.client';
+import { registerInvitationRoutes } from './http/invitation.routes';
+import { registerPageRoutes } from './http/page.routes';
+import { createInvitationStore } from './store/invitation.queries';
+import { idempotencyKeys } from './store/schema';
+import { createUseLedger } from './store/use-ledger.queries';
+
+export interface SetupOptions {
+  /** The clock of every status decision; tests fix it to hit the exact edges. */
+  now?: () => Date;
+  /** Consumer retry delays; tests shorten them. */
+  retryDelaysMs?: readonly number[];
+}
+
+/** Wires routes, the booking.created consumer and the idempotency cleanup (main.ts and in-process tests). */
+export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: SetupOptions = {}): void {
+  const { config, db, logger } = ctx;
+  const now = opts.now ?? (() => new Date());
+  const availabilityHttp = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
+  ctx.onStop('availability client', () => availabilityHttp.close());
+  const availability = createAvailabilityClient(availabilityHttp);
+  const bookingHttp = createInternalClient({ baseUrl: config.BOOKING_URL, service: 'booking', timeoutMs: config.BOOKING_TIMEOUT_MS });
+  ctx.onStop('booking client', () => bookingHttp.close());
+
+  registerInvitationRoutes(ctx.http, {
+    db,
+    storeFor: createInvitationStore,
+    eventTypes: availability,
+    bookingPageUrl: config.BOOKING_PAGE_URL,
+    cursors: createCursorCodec(config.CURSOR_SECRET),
+    secretBox: createSecretBox({ key: config.SECRETS_KEY, oldKeys: config.SECRETS_OLD_KEYS }),
+    now,
+  });
+  registerPageRoutes(ctx.http, {
+    ledger: createUseLedger(db),
+    eventTypes: availability,
+    slots: availability,
+    bookings: createBookingClient(bookingHttp),
+    reservationTtlMs: config.RESERVATION_TTL_MS,
+    log: logger,
+    now,
+  });
+
+  const consumer = startInvitationConsumer({ broker: ctx.broker, db, logger, ledgerFor: createUseLedger, now, retryDelaysMs: opts.retryDelaysMs });
+  ctx.onStop('invitation consumer', () => consumer.stop());
+  const cleanup = startIdempotencyCleanup({ db, table: idempotencyKeys, logger });
+  ctx.onStop('idempotency cleanup', () => cleanup.stop());
+}

@@ -1,0 +1,29 @@
+import { env, loadConfig, serviceEnv, z } from '@sched/config';
+
+const base64Key = z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
+
+const schema = serviceEnv('invitation', 8083).extend({
+  /** availability: Event Types (with their access mode) and Slots. */
+  AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),
+  /** booking: the internal create route used by the hosted booking page. */
+  BOOKING_URL: env.url('http://127.0.0.1:8081'),
+  /** invitation_url = {BOOKING_PAGE_URL}/i/<credential>. */
+  BOOKING_PAGE_URL: env.url('http://localhost:8080/book'),
+  /** Bound on one call to availability. */
+  AVAILABILITY_TIMEOUT_MS: env.int(5000, 100),
+  /** Bound on one call to booking's create; must stay well below RESERVATION_TTL_MS. */
+  BOOKING_TIMEOUT_MS: env.int(10000, 100),
+  /** A use reservation no longer holds its use after this long (the process died between reserve and settle). */
+  RESERVATION_TTL_MS: env.int(120_000, 1000),
+  /** Seals stored idempotent answers that carry an invitation_url (decisions.md §4). */
+  SECRETS_KEY: base64Key,
+  SECRETS_OLD_KEYS: z.string().optional(),
+  /** Signs list cursors (decisions.md §5). */
+  CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
+});
+
+export type InvitationConfig = z.infer<typeof schema>;
+
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<InvitationConfig> {
+  return loadConfig(schema, source);
+}

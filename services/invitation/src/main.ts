@@ -1,0 +1,11 @@
+import { runService } from '@sched/runtime';
+import { setupInvitation } from './app';
+import { readConfig } from './config';
+
+/** Owns Booking Invitations, credential hashes and use reservations; backs the hosted booking page. */
+void runService({
+  name: 'invitation',
+  config: readConfig(),
+  brokerCritical: false,
+  setup: (ctx) => setupInvitation(ctx),
+}).catch(() => process.exit(1));

@@ -1,0 +1,305 @@
+import { makeEvent } from '@sched/contracts';
+import { waitFor } from '@sched/testing';
+import { eventType } from './support/stubs';
+import { call, startPageSystem, type PageSystem } from './support/page-system';
+
+let sys: PageSystem;
+let ws: { id: string; slug: string; key: string };
+let evt: string;
+let publicEvt: string;
+
+const DAY = 86_400_000;
+// Slots on a fixed future day (UTC), one per hour from 09:00.
+const slotDay = new Date(Math.floor(Date.now() / DAY) * DAY + 10 * DAY);
+const slot = (i: number) => new Date(slotDay.getTime() + (9 + i) * 3600_000);
+const dayOf = (d: Date) => d.toISOString().slice(0, 10);
+const SLOTS = Array.from({ length: 12 }, (_, i) => slot(i));
+
+const credentialOf = (url: string) => url.split('/i/')[1]!;
+const page = (method: string, path: string, credential: string | null, json?: unknown) =>
+  call(sys.gateway.url, method, `/book/api${path}`, { json, headers: credential ? { 'x-invitation-credential': credential } : {} });
+const guest = (email = 'guest@example.com') => ({ name: 'Ada Guest', email, timezone: 'Europe/Paris' });
+const book = (credential: string, start: Date, email?: string) => page('POST', '/invitation/bookings', credential, { start_at: start.toISOString(), guest: guest(email) });
+
+async function invite(body: Record<string, unknown> = {}): Promise<{ id: string; credential: string }> {
+  const res = await call(sys.gateway.url, 'POST', '/v1/booking-invitations', {
+    token: ws.key,
+    json: { event_type_id: evt, expires_at: new Date(Date.now() + 30 * DAY).toISOString(), max_uses: 1, ...body },
+  });
+  expect(res.status).toBe(201);
+  return { id: res.body.data.id, credential: credentialOf(res.body.data.invitation_url) };
+}
+
+const read = async (id: string) => (await call(sys.gateway.url, 'GET', `/v1/booking-invitations/${id}`, { token: ws.key })).body.data;
+const reservations = async (id: string) =>
+  (await sys.db.adminPool.query('SELECT status, booking_id FROM invitation.use_reservations WHERE invitation_id = $1 ORDER BY created_at', [id])).rows;
+
+beforeAll(async () => {
+  sys = await startPageSystem({ gatewayEnv: { BOOKING_PAGE_RATE_LIMIT: '1000' }, invitationEnv: { BOOKING_TIMEOUT_MS: '700', RESERVATION_TTL_MS: '5000' } });
+  ws = await sys.workspace('Page Co');
+  evt = sys.availability.add(ws.id, eventType({ name: 'Private consult', slug: 'consult' }), SLOTS).id;
+  publicEvt = sys.availability.add(ws.id, eventType({ name: 'Open office hours', slug: 'office-hours', access: 'public' }), SLOTS).id;
+});
+
+afterAll(async () => {
+  await sys?.stop();
+});
+
+afterEach(() => {
+  sys.clock.now = null;
+  sys.availability.answerSlotsWith(null);
+});
+
+describe('the invitation page API', () => {
+  it('shows an active invitation: Event Type name and duration, and whether an email is required, never the email', async () => {
+    const { credential } = await invite({ email: 'secret.person@example.com' });
+    const res = await page('GET', '/invitation', credential);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ kind: 'invitation', status: 'active', email_restricted: true, event_type: { name: 'Private consult', duration_minutes: 30 } });
+    expect(JSON.stringify(res.body)).not.toContain('secret.person');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('answers 404 for a missing, malformed or unknown credential', async () => {
+    expect((await page('GET', '/invitation', null)).status).toBe(404);
+    expect((await page('GET', '/invitation', 'short')).status).toBe(404);
+    expect((await page('GET', '/invitation', 'A'.repeat(43))).status).toBe(404);
+  });
+
+  it("lists the free Slots of the invitation's Event Type from availability, in the asked time zone", async () => {
+    const { credential } = await invite();
+    const day = dayOf(slotDay);
+    const res = await page('GET', `/invitation/slots?from=${day}&to=${day}&timezone=America/New_York`, credential);
+    expect(res.status).toBe(200);
+    expect(res.body.data.timezone).toBe('America/New_York');
+    expect(res.body.data.slots[0]).toMatchObject({ start_at: slot(0).toISOString(), timezone: 'America/New_York' });
+    expect(res.body.data.slots[0].local_start_at).toMatch(/-0[45]:00$/);
+    expect(sys.availability.calls.at(-1)).toEqual({ path: `/v1/event-types/${evt}/slots`, workspace: ws.id });
+    const bad = await page('GET', `/invitation/slots?from=${day}&to=${day}&timezone=Mars/Base`, credential);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([{ field: 'timezone', issue: 'invalid_value' }]);
+  });
+
+  it('passes availability refusals through (503 calendar_unavailable with Retry-After)', async () => {
+    const { credential } = await invite();
+    sys.availability.answerSlotsWith({
+      status: 503,
+      body: { error: { code: 'calendar_unavailable', message: 'The calendar provider is unavailable; try again later.', details: [] }, meta: { request_id: 'x' } },
+      headers: { 'retry-after': '30' },
+    });
+    const res = await page('GET', `/invitation/slots?from=${dayOf(slotDay)}&to=${dayOf(slotDay)}&timezone=UTC`, credential);
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('calendar_unavailable');
+    expect(res.headers.get('retry-after')).toBe('30');
+  });
+
+  it('books with source booking_page and the invitation id, counts the use, and the invitation is then exhausted', async () => {
+    const { id, credential } = await invite();
+    const res = await book(credential, slot(0));
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ status: 'confirmed', source: 'booking_page', start_at: slot(0).toISOString(), guest: guest() });
+    const sent = sys.booking.created.find((b) => b.bookingId === res.body.data.id)!;
+    expect(sent.workspaceId).toBe(ws.id);
+    expect(sent.body).toMatchObject({ source: 'booking_page', invitation_id: id, event_type_id: evt });
+    expect(sent.idempotencyKey).toMatch(/^rsv_/);
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+    expect(await reservations(id)).toEqual([{ status: 'confirmed', booking_id: res.body.data.id }]);
+    const info = await page('GET', '/invitation', credential);
+    expect(info.body.data.status).toBe('exhausted');
+    const again = await book(credential, slot(1));
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'invitation_not_active', details: [{ field: 'invitation', issue: 'exhausted' }] });
+    expect((await page('GET', `/invitation/slots?from=${dayOf(slotDay)}&to=${dayOf(slotDay)}&timezone=UTC`, credential)).status).toBe(409);
+  });
+
+  it("refuses an email other than the invitation's (compared case-insensitively) and consumes nothing", async () => {
+    const { id, credential } = await invite({ email: 'Invited@Example.com' });
+    const wrong = await book(credential, slot(2), 'someone.else@example.com');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details).toEqual([{ field: 'guest.email', issue: 'not_invited' }]);
+    expect(await read(id)).toMatchObject({ used_count: 0, status: 'active' });
+    const right = await book(credential, slot(2), 'invited@EXAMPLE.com');
+    expect(right.status).toBe(201);
+    expect((await read(id)).used_count).toBe(1);
+  });
+
+  it('consumes nothing when the booking fails: a 409 slot_unavailable or a 503 releases the reserved use', async () => {
+    const { id, credential } = await invite({ max_uses: 1 });
+    const taken = await book(credential, slot(0)); // taken by an earlier test's booking
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.code).toBe('slot_unavailable');
+    sys.booking.next({ status: 503, body: { error: { code: 'calendar_unavailable', message: 'down', details: [] }, meta: { request_id: 'x' } } });
+    const down = await book(credential, slot(3));
+    expect(down.status).toBe(503);
+    expect(await read(id)).toMatchObject({ used_count: 0, status: 'active' });
+    expect((await reservations(id)).map((r) => r.status)).toEqual(['released', 'released']);
+    expect((await book(credential, slot(3))).status).toBe(201);
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+  });
+
+  it('shows revoked, expired and not-yet-valid invitations as such and refuses to book with them', async () => {
+    const revoked = await invite({ max_uses: 2 });
+    await call(sys.gateway.url, 'POST', `/v1/booking-invitations/${revoked.id}/revoke`, { token: ws.key });
+    const expiring = await invite({ expires_at: new Date(Date.now() + DAY).toISOString() });
+    const later = await invite({ not_before: new Date(Date.now() + DAY).toISOString() });
+    expect((await page('GET', '/invitation', revoked.credential)).body.data.status).toBe('revoked');
+    expect((await page('GET', '/invitation', later.credential)).body.data).toMatchObject({ status: 'not_yet_valid', not_before: expect.any(String) });
+    const denied = await book(revoked.credential, slot(5));
+    expect(denied.status).toBe(409);
+    expect(denied.body.error.details).toEqual([{ field: 'invitation', issue: 'revoked' }]);
+    expect((await book(later.credential, slot(5))).body.error.details).toEqual([{ field: 'invitation', issue: 'not_yet_valid' }]);
+    sys.clock.now = new Date(Date.now() + DAY + 1000);
+    expect((await page('GET', '/invitation', expiring.credential)).body.data.status).toBe('expired');
+    expect((await book(expiring.credential, slot(5))).body.error.details).toEqual([{ field: 'invitation', issue: 'expired' }]);
+    expect(sys.booking.created.some((b) => b.body.start_at === slot(5).toISOString())).toBe(false);
+  });
+
+  it('kills the old credential on the page the moment a reissue commits', async () => {
+    const inv = await invite({ max_uses: 3 });
+    const reissued = await call(sys.gateway.url, 'POST', `/v1/booking-invitations/${inv.id}/reissue`, { token: ws.key });
+    expect((await book(inv.credential, slot(6))).status).toBe(404);
+    expect((await book(credentialOf(reissued.body.data.invitation_url), slot(6))).status).toBe(201);
+  });
+});
+
+describe('the use saga across invitation and booking', () => {
+  it('with max_uses 1, ten simultaneous bookings on different slots make exactly one Booking; used_count 1, exhausted', async () => {
+    const { id, credential } = await invite({ max_uses: 1 });
+    const before = sys.booking.created.length;
+    sys.booking.setDelay(100); // every booking call is in flight while the others try to reserve
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => book(credential, new Date(slot(0).getTime() + DAY + i * 3600_000))));
+    sys.booking.setDelay(0);
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409 && a.body.error.code === 'invitation_not_active')).toHaveLength(9);
+    expect(sys.booking.created.length - before).toBe(1);
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+  });
+
+  it('keeps the use reserved when booking does not answer, and booking.created confirms it exactly once', async () => {
+    const { id, credential } = await invite({ max_uses: 1 });
+    sys.booking.next('commit_then_hang'); // booking commits, then the answer is lost
+    const lost = await book(credential, slot(7));
+    expect(lost.status).toBe(504);
+    expect(lost.body.error.code).toBe('upstream_unavailable');
+    expect(await reservations(id)).toEqual([{ status: 'pending', booking_id: null }]);
+    // The held use blocks a second booking while it is live.
+    const blocked = await book(credential, slot(8));
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.error.details).toEqual([{ field: 'invitation', issue: 'uses_in_progress' }]);
+    expect(blocked.headers.get('retry-after')).toBe('1');
+
+    const made = sys.booking.created.find((b) => b.body.invitation_id === id)!;
+    const booking = { id: made.bookingId, start_at: slot(7).toISOString(), guest: guest() };
+    const event = bookingCreated(ws.id, booking, id);
+    await sys.invitation.broker.publish(event);
+    await waitFor(async () => (await read(id)).used_count === 1, { timeoutMs: 10000 });
+    expect(await reservations(id)).toEqual([{ status: 'confirmed', booking_id: made.bookingId }]);
+    // A redelivery, and a second message about the same Booking, change nothing.
+    await sys.invitation.broker.publish(event);
+    await sys.invitation.broker.publish(bookingCreated(ws.id, booking, id));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+    expect(await reservations(id)).toHaveLength(1);
+  });
+
+  it('lets a lapsed reservation go after its TTL; a late booking.created never pushes used_count past max_uses', async () => {
+    const { id, credential } = await invite({ max_uses: 1 });
+    sys.booking.next('hang');
+    expect((await book(credential, slot(9))).status).toBe(504);
+    expect((await book(credential, slot(10))).status).toBe(409);
+    sys.clock.now = new Date(Date.now() + 6000); // past RESERVATION_TTL_MS
+    const second = await book(credential, slot(10));
+    expect(second.status).toBe(201);
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+    // The hung request's Booking turns out to exist after all (e.g. booking committed late).
+    await sys.invitation.broker.publish(bookingCreated(ws.id, { id: 'bkg_latebookingxxxxxxxxxxxx', start_at: slot(9).toISOString(), guest: guest() }, id));
+    await waitFor(async () => (await reservations(id)).every((r) => r.status === 'confirmed'), { timeoutMs: 10000 });
+    expect((await read(id)).used_count).toBe(1);
+  });
+
+  it('ignores booking.created messages of Bookings made without an invitation', async () => {
+    const { id } = await invite();
+    await sys.invitation.broker.publish(bookingCreated(ws.id, { id: 'bkg_apibookingxxxxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, null));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await read(id)).used_count).toBe(0);
+  });
+});
+
+describe('public Event Type pages', () => {
+  it('shows and books a public Event Type by workspace and Event Type slug, with source booking_page and no invitation', async () => {
+    const info = await page('GET', `/public/${ws.slug}/office-hours`, null);
+    expect(info.status).toBe(200);
+    expect(info.body.data).toMatchObject({ kind: 'public', status: 'active', event_type: { name: 'Open office hours' } });
+    const day = dayOf(slotDay);
+    const slots = await page('GET', `/public/${ws.slug}/office-hours/slots?from=${day}&to=${day}&timezone=Asia/Tokyo`, null);
+    expect(slots.status).toBe(200);
+    expect(slots.body.data.slots.length).toBeGreaterThan(0);
+    const res = await page('POST', `/public/${ws.slug}/office-hours/bookings`, null, { start_at: slot(4).toISOString(), guest: guest('anyone@example.com') });
+    expect(res.status).toBe(201);
+    const sent = sys.booking.created.find((b) => b.bookingId === res.body.data.id)!;
+    expect(sent.body).toMatchObject({ source: 'booking_page', invitation_id: null, event_type_id: publicEvt });
+    expect(sent.workspaceId).toBe(ws.id);
+  });
+
+  it('answers 404 for an invitation-only Event Type, an unknown Event Type and an unknown workspace', async () => {
+    expect((await page('GET', `/public/${ws.slug}/consult`, null)).status).toBe(404);
+    expect((await page('POST', `/public/${ws.slug}/consult/bookings`, null, { start_at: slot(4).toISOString(), guest: guest() })).status).toBe(404);
+    expect((await page('GET', `/public/${ws.slug}/nothing`, null)).status).toBe(404);
+    expect((await page('GET', '/public/no-such-workspace/office-hours', null)).status).toBe(404);
+    const html = await call(sys.gateway.url, 'GET', `/book/${ws.slug}/consult`);
+    expect(html.status).toBe(404);
+    expect((await call(sys.gateway.url, 'GET', `/book/${ws.slug}/office-hours`)).status).toBe(200);
+  });
+
+  it('validates the booking body strictly', async () => {
+    const res = await page('POST', `/public/${ws.slug}/office-hours/bookings`, null, { start_at: 'tomorrow', guest: { name: '', email: 'x', timezone: 'UTC' }, metadata: {} });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual(
+      expect.arrayContaining([
+        { field: 'start_at', issue: 'invalid_format' },
+        { field: 'guest.name', issue: 'too_short' },
+        { field: 'guest.email', issue: 'invalid_format' },
+        { field: 'metadata', issue: 'unknown_field' },
+      ]),
+    );
+  });
+});
+
+describe('secrets in logs', () => {
+  it('never writes a credential into the gateway or invitation logs', async () => {
+    const { credential } = await invite({ max_uses: 2 });
+    await call(sys.gateway.url, 'GET', `/book/i/${credential}`);
+    await page('GET', '/invitation', credential);
+    await book(credential, slot(11));
+    const logs = [...sys.gateway.logs, ...sys.serviceLogs].join('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(credential);
+  });
+});
+
+function bookingCreated(workspaceId: string, b: { id: string; start_at: string; guest: ReturnType<typeof guest> }, invitationId: string | null) {
+  const end = new Date(new Date(b.start_at).getTime() + 30 * 60_000).toISOString();
+  return makeEvent('booking.created', {
+    workspaceId,
+    data: {
+      booking: {
+        id: b.id,
+        status: 'confirmed',
+        version: 1,
+        source: invitationId ? 'booking_page' : 'api',
+        event_type_id: evt,
+        host_id: 'hst_hostxxxxxxxxxxxxxxxxxx',
+        start_at: b.start_at,
+        end_at: end,
+        guest: b.guest,
+        meeting: { type: 'video', join_url: null },
+        calendar: { status: 'pending', error_code: null },
+        metadata: {},
+        created_at: new Date().toISOString(),
+        rescheduled_at: null,
+        cancelled_at: null,
+      },
+      internal: { blocked_from: b.start_at, blocked_to: end, invitation_id: invitationId },
+    },
+  });
+}

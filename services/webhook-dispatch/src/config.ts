@@ -1,0 +1,79 @@
+import { env, loadConfig, parseConfig, serviceEnv, z } from '@sched/config';
+
+/** decisions.md §11: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts). */
+export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+
+const retrySchedule = z
+  .string()
+  .default(DEFAULT_RETRY_SCHEDULE_MS.join(','))
+  .transform((s, ctx) => {
+    const parts = s.split(',').map((p) => p.trim());
+    const delays = parts.map(Number);
+    if (parts.some((p) => !/^[0-9]+$/.test(p)) || delays.some((d) => !Number.isSafeInteger(d) || d < 1)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of positive integers (milliseconds)' });
+      return z.NEVER;
+    }
+    if (delays.length > 50) {
+      ctx.addIssue({ code: 'custom', message: 'at most 50 retries' });
+      return z.NEVER;
+    }
+    return delays;
+  });
+
+const base64Key32 = z
+  .string()
+  .refine((s) => /^[A-Za-z0-9+/]+={0,2}$/.test(s) && Buffer.from(s, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
+
+export type WebhookMode = 'local' | 'production';
+
+function defaultMode(nodeEnv: string): WebhookMode {
+  return nodeEnv === 'production' ? 'production' : 'local';
+}
+
+const schema = serviceEnv('webhook-dispatch', 8085)
+  .extend({
+    /** Encrypts webhook signing secrets at rest (@sched/secrets). */
+    SECRETS_KEY: base64Key32,
+    /** Id written into every sealed value; give a new key a new id when rotating SECRETS_KEY. */
+    SECRETS_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,16}$/, 'must be 1 to 16 of [A-Za-z0-9_-]').default('k1'),
+    /** Former keys still able to decrypt, `id:base64,…`, during a key rotation. */
+    SECRETS_OLD_KEYS: z.string().optional(),
+    /** Signs list cursors (@sched/pagination). */
+    CURSOR_SECRET: env.secret(),
+    /** production: public addresses only, https only. Default: production when NODE_ENV=production, else local. */
+    WEBHOOK_MODE: z.enum(['local', 'production']).optional(),
+    WEBHOOK_TIMEOUT_MS: env.int(10_000, 100),
+    WEBHOOK_RETRY_SCHEDULE_MS: retrySchedule,
+    /** Each retry delay is multiplied by a random factor in [1 - ratio, 1 + ratio]. */
+    WEBHOOK_JITTER_RATIO: z.coerce.number().min(0).max(1).default(0.1),
+    /** Longest delay a receiver's Retry-After (on 429/503) can ask for (10 h, the longest scheduled delay). */
+    WEBHOOK_RETRY_AFTER_MAX_MS: env.int(36_000_000, 0),
+    /** Attempts in flight to one endpoint at once, over all replicas (approximately, see docs). */
+    WEBHOOK_PER_ENDPOINT_CONCURRENCY: env.int(4, 1),
+    /** Attempts in flight in this replica at once. */
+    WEBHOOK_MAX_IN_FLIGHT: env.int(64, 1),
+    /** How long the previous secret still signs after a rotation (24 h). */
+    WEBHOOK_ROTATION_OVERLAP_MS: env.int(86_400_000, 0),
+    /** How long a replica owns a claimed delivery; a crashed replica's claims come back after it. */
+    WEBHOOK_LEASE_MS: env.int(60_000, 1_000),
+    /** Safety-net wake-up when a NOTIFY was missed; due retries are woken for precisely. */
+    WEBHOOK_POLL_INTERVAL_MS: env.int(1_000, 10),
+  })
+  .superRefine((c, ctx) => {
+    if (c.WEBHOOK_LEASE_MS <= c.WEBHOOK_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOK_LEASE_MS'], message: 'must be longer than WEBHOOK_TIMEOUT_MS' });
+    }
+  })
+  .transform((c) => ({ ...c, WEBHOOK_MODE: c.WEBHOOK_MODE ?? defaultMode(c.NODE_ENV) }));
+
+export type WebhookDispatchConfig = z.output<typeof schema>;
+
+/** For process entry: prints what is wrong and exits. */
+export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<WebhookDispatchConfig> {
+  return loadConfig(schema, source);
+}
+
+/** Throws a ConfigError listing every bad variable (tests, tools). */
+export function parseDispatchConfig(source: Record<string, string | undefined>): Readonly<WebhookDispatchConfig> {
+  return parseConfig(schema, source);
+}

@@ -1,0 +1,14 @@
+import { runService } from '@sched/runtime';
+import { readConfig } from './config';
+import { setupWebhookDispatch } from './service';
+
+/** Owns webhook endpoints, deliveries and attempts; consumes the public events and sends them. */
+void runService({
+  name: 'webhook-dispatch',
+  config: readConfig(),
+  // Its work is consuming and sending: without the broker it cannot do its job.
+  brokerCritical: true,
+  setup: (ctx) => {
+    setupWebhookDispatch(ctx);
+  },
+}).catch(() => process.exit(1));

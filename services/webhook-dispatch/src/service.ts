@@ -1,0 +1,92 @@
+import { createDb, createPool } from '@sched/db';
+import { createCursorCodec } from '@sched/pagination';
+import type { ServiceContext } from '@sched/runtime';
+import { createSecretBox } from '@sched/secrets';
+import type { WebhookDispatchConfig } from './config';
+import { createDispatchMetrics } from './delivery/dispatch.metrics';
+import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker';
+import { systemResolveAll, type ResolveAll } from './delivery/guarded-lookup';
+import { createWebhookSender } from './delivery/webhook.sender';
+import { createDeliveryDeadLetterPublisher } from './events/dead-letter.publisher';
+import { createDeadLetterTools } from './events/dead-letter.tools';
+import { startEventConsumer } from './events/event.consumer';
+import { registerDeadLetterRoutes } from './http/dead-letter.routes';
+import { registerWebhookDeliveryRoutes } from './http/webhook-delivery.routes';
+import { registerWebhookEndpointRoutes } from './http/webhook-endpoint.routes';
+import { createDeliveryStore } from './store/delivery.queries';
+import { pendingBacklog } from './store/delivery-worker.queries';
+import { createEndpointStore } from './store/endpoint.queries';
+
+/** LISTEN + claims + attempt records + dead-letter sweep; queries are short, attempts hold none. */
+const WORKER_POOL_SIZE = 5;
+
+export interface SetupOptions {
+  /** DNS used by the SSRF guard, at registration and on every connection; tests fake it. */
+  resolveAll?: ResolveAll;
+  /** Consumer retry delays of the messaging library (not the webhook schedule); tests shorten them. */
+  consumerRetryDelaysMs?: readonly number[];
+}
+
+export interface WebhookDispatch {
+  worker: DeliveryWorker;
+}
+
+/**
+ * Wires the service into runService's context: admin routes, the event consumer (writes deliveries
+ * in its inbox transaction) and the delivery worker (sends them). Stops in reverse on shutdown.
+ */
+export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>, opts: SetupOptions = {}): WebhookDispatch {
+  const { config, db, broker, logger } = ctx;
+  const secrets = createSecretBox({ key: config.SECRETS_KEY, keyId: config.SECRETS_KEY_ID, oldKeys: config.SECRETS_OLD_KEYS });
+  const resolveAll = opts.resolveAll ?? systemResolveAll;
+  const endpointStore = createEndpointStore(db);
+
+  registerWebhookEndpointRoutes(ctx.http, {
+    store: endpointStore,
+    sealer: { seal: (secret, endpointId) => secrets.seal(secret, endpointId) },
+    resolveHost: async (host) => (await resolveAll(host)).map((a) => a.address),
+    mode: config.WEBHOOK_MODE,
+    rotationOverlapMs: config.WEBHOOK_ROTATION_OVERLAP_MS,
+    now: () => new Date(),
+  });
+  registerWebhookDeliveryRoutes(ctx.http, {
+    deliveries: createDeliveryStore(db),
+    endpoints: endpointStore,
+    cursors: createCursorCodec(config.CURSOR_SECRET),
+  });
+  registerDeadLetterRoutes(ctx.http, createDeadLetterTools(broker));
+
+  const consumer = startEventConsumer({ broker, db, logger, retryDelaysMs: opts.consumerRetryDelaysMs });
+  const sender = createWebhookSender({ mode: config.WEBHOOK_MODE, timeoutMs: config.WEBHOOK_TIMEOUT_MS, resolveAll });
+  const deadLetters = createDeliveryDeadLetterPublisher(broker);
+  // The worker's own connections (one of them holds LISTEN): a burst of events keeping every consumer
+  // transaction busy must not make sends wait for a connection, nor the other way round.
+  const workerPool = createPool(config.DATABASE_URL, { max: WORKER_POOL_SIZE, applicationName: 'webhook-dispatch-worker', logger });
+  const worker = startDeliveryWorker({
+    db: createDb(workerPool),
+    pool: workerPool,
+    sender,
+    secrets,
+    deadLetters,
+    metrics: createDispatchMetrics(ctx.http.registry, () => pendingBacklog(db)),
+    logger,
+    policy: {
+      scheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
+      jitterRatio: config.WEBHOOK_JITTER_RATIO,
+      retryAfterMaxMs: config.WEBHOOK_RETRY_AFTER_MAX_MS,
+    },
+    perEndpointConcurrency: config.WEBHOOK_PER_ENDPOINT_CONCURRENCY,
+    maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
+    leaseMs: config.WEBHOOK_LEASE_MS,
+    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+  });
+
+  // Registered in this order, stopped in reverse: the worker finishes its attempts before the consumer stops.
+  ctx.onStop('event consumer', () => consumer.stop());
+  ctx.onStop('dead-letter publisher', () => deadLetters.close());
+  ctx.onStop('webhook sender', () => sender.close());
+  ctx.onStop('delivery worker pool', () => workerPool.end());
+  ctx.onStop('delivery worker', () => worker.stop());
+  logger.info('webhook dispatch started', { mode: config.WEBHOOK_MODE, attempts: config.WEBHOOK_RETRY_SCHEDULE_MS.length + 1 });
+  return { worker };
+}

@@ -1,0 +1,166 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { SERVICE_NAMES, type ServiceName } from '@sched/db';
+import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+
+/**
+ * The whole system as separate processes on loopback, started exactly as `npm start` starts it
+ * (the esbuild bundles from `pnpm build`, one `node` process per service), but with its own
+ * database, AMQP prefix, Radicale and free ports, so several runs never see each other.
+ * Replicas, SIGKILL and restarts are for the e2e and resilience suites.
+ */
+export { freePort };
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+export interface ServiceProcess {
+  service: ServiceName;
+  replica: number;
+  port: number;
+  url: string;
+  child: ChildProcess;
+  /** JSON log lines seen so far (parsed), for assertions about logs. */
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+export interface SystemOptions {
+  /** Extra environment for every service (e.g. fast retry schedules). */
+  env?: Record<string, string>;
+  /** Extra environment per service. */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+}
+
+export interface System {
+  gatewayUrl: string;
+  adminToken: string;
+  db: TestDatabase;
+  radicale: TestRadicale;
+  amqp: { url: string; prefix: string };
+  processes: ServiceProcess[];
+  /** Starts one more process of a service (a replica) with its own port. */
+  addReplica(service: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
+  /** SIGKILL (no clean stop) of every process of a service. */
+  kill(service: ServiceName): Promise<void>;
+  /** Starts a service's first replica again after kill(). */
+  restart(service: ServiceName): Promise<ServiceProcess>;
+  /** Every log line of every process, for the "no secret in logs" checks. */
+  allLogText(): string;
+  stop(): Promise<void>;
+}
+
+let built = false;
+/** `pnpm build` once per test process: the bundles are what npm start and the image run. */
+export function buildOnce(): void {
+  if (built) return;
+  const r = spawnSync('node', ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`pnpm build failed:\n${r.stderr}`);
+  built = true;
+}
+
+export async function startSystem(opts: SystemOptions = {}): Promise<System> {
+  buildOnce();
+  const db = await createTestDatabase({ services: [...SERVICE_NAMES] });
+  const radicale = await startRadicale({ users: { demo: 'demo-password' } });
+  const amqp = testAmqp();
+  const adminToken = randomBytes(24).toString('base64url');
+  const secrets = {
+    ADMIN_TOKEN: adminToken,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    CURSOR_SECRET: randomBytes(24).toString('base64url'),
+  };
+  const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
+  const urls = {
+    BOOKING_URL: `http://127.0.0.1:${ports.booking}`,
+    AVAILABILITY_URL: `http://127.0.0.1:${ports.availability}`,
+    INVITATION_URL: `http://127.0.0.1:${ports.invitation}`,
+    CALENDAR_SYNC_URL: `http://127.0.0.1:${ports['calendar-sync']}`,
+    WEBHOOK_DISPATCH_URL: `http://127.0.0.1:${ports['webhook-dispatch']}`,
+  };
+  const processes: ServiceProcess[] = [];
+
+  const spawnService = async (service: ServiceName, replica: number, port: number, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
+    const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: db.urlFor(service),
+        AMQP_URL: amqp.url,
+        AMQP_PREFIX: amqp.prefix,
+        BOOKING_PAGE_URL: `http://127.0.0.1:${ports.gateway}/book`,
+        ...secrets,
+        ...urls,
+        ...opts.env,
+        ...opts.serviceEnv?.[service],
+        ...extra,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: Record<string, unknown>[] = [];
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (l) => {
+        try {
+          lines.push(JSON.parse(l) as Record<string, unknown>);
+        } catch {
+          lines.push({ raw: l });
+        }
+      });
+    }
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const proc: ServiceProcess = { service, replica, port, url: `http://127.0.0.1:${port}`, child, lines, exited };
+    processes.push(proc);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
+        const res = await fetch(`${proc.url}/readyz`).catch(() => null);
+        return res?.ok ?? false;
+      },
+      { timeoutMs: 30000, intervalMs: 100 },
+    );
+    return proc;
+  };
+
+  try {
+    // Services first, the gateway last, as npm start does.
+    for (const s of SERVICE_NAMES.filter((n) => n !== 'gateway')) await spawnService(s, 1, ports[s]);
+    await spawnService('gateway', 1, ports.gateway);
+  } catch (err) {
+    processes.forEach((p) => p.child.kill('SIGKILL'));
+    await radicale.close();
+    await db.drop();
+    throw err;
+  }
+
+  const system: System = {
+    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
+    adminToken,
+    db,
+    radicale,
+    amqp,
+    processes,
+    addReplica: async (service, env) => spawnService(service, processes.filter((p) => p.service === service).length + 1, await freePort(), env),
+    kill: async (service) => {
+      const victims = processes.filter((p) => p.service === service && p.child.exitCode === null);
+      victims.forEach((p) => p.child.kill('SIGKILL'));
+      await Promise.all(victims.map((p) => p.exited));
+    },
+    restart: async (service) => spawnService(service, 1, ports[service]),
+    allLogText: () => processes.map((p) => p.lines.map((l) => JSON.stringify(l)).join('\n')).join('\n'),
+    stop: async () => {
+      const alive = processes.filter((p) => p.child.exitCode === null);
+      alive.forEach((p) => p.child.kill('SIGTERM'));
+      const timer = setTimeout(() => alive.forEach((p) => p.child.kill('SIGKILL')), 15000);
+      await Promise.all(alive.map((p) => p.exited));
+      clearTimeout(timer);
+      await radicale.close();
+      await db.drop();
+    },
+  };
+  return system;
+}
