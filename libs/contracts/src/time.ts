@@ -13,6 +13,8 @@ const LOCAL_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}
 
 /** Builds a UTC instant from parts and returns it only if every part survives the round trip. */
 function utcFromParts(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): Date | null {
+  // Year 0000 fits the 4-digit shape but is no year of the calendar Postgres stores (1 BC comes before 0001).
+  if (y < 1) return null;
   const date = new Date(0);
   date.setUTCFullYear(y, mo - 1, d); // setUTCFullYear keeps years 0-99 literal, unlike Date.UTC
   date.setUTCHours(h, mi, s, ms);

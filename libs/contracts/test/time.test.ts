@@ -44,6 +44,7 @@ describe('input timestamps', () => {
 
   it.each([
     '2026-02-30T10:00:00Z', // no such day
+    '0000-01-01T00:00:00Z', // year 0: no such year in the Gregorian calendar Postgres stores
     '2026-02-29T10:00:00Z', // 2026 is not a leap year
     '2100-02-29T10:00:00Z', // century rule
     '2026-13-01T10:00:00Z', // month 13
@@ -77,7 +78,7 @@ describe('output timestamps', () => {
 
 describe('local dates', () => {
   it.each(['2026-01-01', '2028-02-29', '2026-12-31'])('accepts %s', (d) => ok(localDateSchema, d));
-  it.each(['2026-02-29', '2026-02-30', '2026-13-01', '2026-1-01', '20260101', '2026-01-01T00:00:00Z', ''])('refuses %j', (d) => {
+  it.each(['2026-02-29', '2026-02-30', '0000-01-01', '2026-13-01', '2026-1-01', '20260101', '2026-01-01T00:00:00Z', ''])('refuses %j', (d) => {
     expect(details(localDateSchema, d)).toEqual([{ field: '', issue: 'invalid_format' }]);
   });
   it('counts days across DST and leap days', () => {
