@@ -18,6 +18,14 @@ export function sendData(res: Response, status: number, data: unknown, meta: Rec
   res.status(status).json({ data, meta: { request_id: requestIdOf(res), ...rest } });
 }
 
+/**
+ * sendData for data already serialised (an answer served from a cache): `dataJson` must be the JSON
+ * text of the data; the envelope around it is the same as sendData's.
+ */
+export function sendDataJson(res: Response, status: number, dataJson: string): void {
+  res.status(status).type('application/json; charset=utf-8').send(`{"data":${dataJson},"meta":{"request_id":${JSON.stringify(requestIdOf(res))}}}`);
+}
+
 /** The HTTP status of a DomainError: its own override (e.g. 504 for an upstream timeout) or its code's. */
 export function statusOf(err: DomainError): number {
   return err.status ?? ERROR_STATUS[err.code];

@@ -10,8 +10,8 @@
  *    (tsx), calendar-sync as a static stub process answering the 500 busy intervals; also with one
  *    connection (service time without queueing), straight to availability, and a bare Node server
  *    answering a static JSON of the same size (the physical-limit baseline).
- * BENCH_DURATION_S (default 10) sets each measurement's length; BENCH_PROFILE_DIR writes a CPU profile
- * of the availability process there.
+ * BENCH_DURATION_S (default 10) sets each measurement's length; BENCH_PROFILE_DIR writes CPU profiles
+ * of the availability process there (and of the gateway in its gateway/ subfolder).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -118,7 +118,7 @@ async function httpFigures(fx: Fixture) {
       INVITATION_URL: availabilityUrl,
       CALENDAR_SYNC_URL: calendarUrl,
       WEBHOOK_DISPATCH_URL: availabilityUrl,
-    });
+    }, process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_PROFILE_DIR, 'gateway')}`] : []);
     children.push(gateway);
     await Promise.all([waitReady(availability, availabilityUrl), waitReady(gateway, gatewayUrl)]);
     log('services ready; seeding');

@@ -10,8 +10,10 @@ import type { RouteDeps } from './http/deps';
 import { registerInternalRoutes } from './http/internal.routes';
 import { registerV1Routes } from './http/v1.routes';
 import { createEventTypeStore, loadSlotContext } from './store/event-type.queries';
+import { SlotsCache } from './domain/slots-cache';
 import { createHostStore } from './store/host.queries';
 import { bookedIntervalsOverlapping } from './store/projection.queries';
+import { startSlotsInvalidation } from './store/slots-invalidation';
 
 export interface SetupOptions {
   /** Consumer retry delays; tests shorten them. */
@@ -26,6 +28,12 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
   const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS });
   ctx.onStop('calendar-sync client', () => calendarSync.close());
 
+  const slotsCache = new SlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
+  if (config.SLOTS_CACHE_TTL_MS > 0 && config.SLOTS_CACHE_MAX_MB > 0) {
+    const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: slotsCache, logger });
+    ctx.onStop('slots cache invalidation', () => invalidation.stop());
+  }
+
   const deps: RouteDeps = {
     hosts: createHostStore(db),
     eventTypes: createEventTypeStore(db),
@@ -34,6 +42,7 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
       bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(db, ws, hostId, range, exclude),
       calendarBusy: createCalendarBusyReader(calendarSync, logger),
     },
+    slotsCache,
     cursors: createCursorCodec(config.CURSOR_SECRET),
     now: opts.now ?? (() => new Date()),
   };

@@ -10,6 +10,14 @@ const schema = serviceEnv('availability', 8082).extend({
    * PROVIDER_TIMEOUT_MS (4 s), so a slow but working provider read answers instead of timing out here.
    */
   BUSY_TIMEOUT_MS: env.int(5000, 50),
+  /**
+   * Longest life of a cached Slots answer (0: no cache). Changes to this service's own data drop
+   * answers at once on every replica; this bounds only how much older than calendar-sync's snapshot
+   * the calendar busy time inside an answer can be.
+   */
+  SLOTS_CACHE_TTL_MS: env.int(5000, 0),
+  /** Memory bound of the Slots answer cache, in MiB of JSON. */
+  SLOTS_CACHE_MAX_MB: env.int(64, 0),
 });
 
 export type AvailabilityConfig = z.infer<typeof schema>;

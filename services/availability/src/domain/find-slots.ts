@@ -3,6 +3,7 @@ import { resolveAvailability, type HostSchedule } from './availability-resolver'
 import { bookabilityOf, slotRulesOf, type EventTypeView } from './event-type';
 import { addDays, formatLocal, localDateOf, startOfLocalDate } from './local-time';
 import { findSlotStarts, type Interval, type SlotEngineInput } from './slot-engine';
+import { slotsCacheKey, type SlotsCache } from './slots-cache';
 
 /** Everything the Slots computation reads about one Event Type. */
 export interface SlotContext {
@@ -57,17 +58,23 @@ async function slotStarts(sources: SlotSources, workspaceId: string, ctx: SlotCo
 
 const notBookable = () => new DomainError('event_type_not_bookable');
 
-/** GET /v1/event-types/{id}/slots: the local dates [from, to] in `timezone`, ascending by start. */
-export async function listSlots(sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<Slot[]> {
+interface SlotsAnswer {
+  slots: Slot[];
+  hostId: string;
+  /** When time alone changes the answer: its first slot falls inside the minimum notice. */
+  changesAt: number;
+}
+
+async function computeSlots(sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<SlotsAnswer> {
   const ctx = await sources.loadContext(workspaceId, eventTypeId);
   if (!ctx) throw new DomainError('not_found');
   if (!bookabilityOf(ctx.eventType).bookable) throw notBookable();
   const window = { start: startOfLocalDate(query.timezone, query.from), end: startOfLocalDate(query.timezone, addDays(query.to, 1)) };
   const starts = await slotStarts(sources, workspaceId, ctx, window, now.getTime());
   if (starts === 'not_connected') throw notBookable();
-  const durationMs = slotRulesOf(ctx.eventType).durationMs;
-  return starts.map((start) => {
-    const end = start + durationMs;
+  const rules = slotRulesOf(ctx.eventType);
+  const slots = starts.map((start) => {
+    const end = start + rules.durationMs;
     return {
       start_at: toTimestamp(new Date(start)),
       end_at: toTimestamp(new Date(end)),
@@ -76,6 +83,28 @@ export async function listSlots(sources: SlotSources, workspaceId: string, event
       timezone: query.timezone,
     };
   });
+  return { slots, hostId: ctx.eventType.hostId, changesAt: starts.length > 0 ? starts[0]! - rules.minimumNoticeMs : Number.POSITIVE_INFINITY };
+}
+
+/** GET /v1/event-types/{id}/slots: the local dates [from, to] in `timezone`, ascending by start. */
+export async function listSlots(sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<Slot[]> {
+  return (await computeSlots(sources, workspaceId, eventTypeId, query, now)).slots;
+}
+
+/**
+ * The same answer as listSlots, as the JSON text of its Slot array, from `cache` when it holds a
+ * valid one. Errors (unknown or unbookable Event Type, calendar unavailable) are never cached.
+ */
+export async function listSlotsJson(cache: SlotsCache, sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<string> {
+  const key = slotsCacheKey(workspaceId, eventTypeId, query.from, query.to, query.timezone);
+  const at = now.getTime();
+  const hit = cache.get(key, at);
+  if (hit !== undefined) return hit;
+  const ticket = cache.ticket(key, at);
+  const answer = await computeSlots(sources, workspaceId, eventTypeId, query, now);
+  const json = JSON.stringify(answer.slots);
+  cache.put(ticket, answer.hostId, json, answer.changesAt, at);
+  return json;
 }
 
 export interface SlotCheckInput {

@@ -4,6 +4,7 @@ import { cursorSchema, DEFAULT_LIST_LIMIT, DomainError, limitQuerySchema } from 
 import { requireWorkspace } from '@sched/http';
 import type { CursorCodec } from '@sched/pagination';
 import type { SlotSources } from '../domain/find-slots';
+import type { SlotsCache } from '../domain/slots-cache';
 import type { EventTypeStore } from '../domain/manage-event-types';
 import type { HostStore } from '../domain/manage-hosts';
 
@@ -12,6 +13,7 @@ export interface RouteDeps {
   hosts: HostStore;
   eventTypes: EventTypeStore;
   slots: SlotSources;
+  slotsCache: SlotsCache;
   cursors: CursorCodec;
   now(): Date;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { combineEventTypesListParams, DomainError, listEventTypesBodySchema, listEventTypesQuerySchema, listSlotsQuerySchema } from '@sched/contracts';
-import { parseBody, parseQuery, requireWorkspace, sendData, type HttpApp } from '@sched/http';
-import { listSlots } from '../domain/find-slots';
+import { parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type HttpApp } from '@sched/http';
+import { listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
 import { nextCursor, noBodySchema, pageOf, type RouteDeps } from './deps';
 import { eventTypeOut } from './presenters';
@@ -32,6 +32,6 @@ export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
     const ws = requireWorkspace(req);
     const query = parseQuery(listSlotsQuerySchema, req);
     parseBody(noBodySchema, req);
-    sendData(res, 200, await listSlots(deps.slots, ws, String(req.params.eventType), query, deps.now()));
+    sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
   });
 }

@@ -35,9 +35,9 @@ const quiet = () => createLogger({ service: 'availability-test', stream: new Pas
 /**
  * The real thing in-process: a fresh database with the gateway's and availability's migrations, a
  * unique AMQP prefix, calendar-sync as a real HTTP stub, availability through runService on port 0
- * and the gateway (buildGatewayApp) in front of it.
+ * and the gateway (buildGatewayApp) in front of it. The Slots cache is off unless `slotsCacheTtlMs` is given.
  */
-export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: number } = {}): Promise<System> {
+export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: number; slotsCacheTtlMs?: number } = {}): Promise<System> {
   const db = await createTestDatabase({ services: ['gateway', 'availability'] });
   const amqp = testAmqp();
   const calendar = await startCalendarStub();
@@ -49,6 +49,9 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
     CALENDAR_SYNC_URL: calendar.url,
     CURSOR_SECRET,
     BUSY_TIMEOUT_MS: String(opts.busyTimeoutMs ?? 400),
+    // Off unless a test is about the cache: most tests change the calendar stub between two identical
+    // queries, a change the cache would only see after its TTL (tests/slots-cache.test.ts covers it).
+    SLOTS_CACHE_TTL_MS: String(opts.slotsCacheTtlMs ?? 0),
     LOG_LEVEL: 'error',
   });
   let consumer: Consumer | undefined;
