@@ -1,7 +1,7 @@
 export { createHttpApp, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
 export type { HttpMethod } from './route-table';
 export type { ReadinessChecks } from './health.routes';
-export { sendData, sendError, errorBody, statusOf, type ErrorBody } from './envelope';
+export { sendData, sendDataJson, sendError, errorBody, statusOf, type ErrorBody } from './envelope';
 export {
   requestContext,
   requireWorkspace,
