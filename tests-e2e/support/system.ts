@@ -82,7 +82,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const processes: ServiceProcess[] = [];
 
   const spawnService = async (service: ServiceName, replica: number, port: number, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
-    const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
+    // SYSTEM_PROFILE_DIR (benchmarks): each process writes a CPU profile to <dir>/<service>/ on exit.
+    const profile = process.env.SYSTEM_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.SYSTEM_PROFILE_DIR, service)}`] : [];
+    const child = spawn(process.execPath, [...profile, '--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

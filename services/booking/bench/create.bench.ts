@@ -1,7 +1,7 @@
 /**
  * Booking create throughput through the gateway, next to what Postgres alone can do with the same
  * transaction on this machine. Run: `node --import tsx services/booking/bench/create.bench.ts`
- * (BENCH_DURATION_S, default 15). Prints a JSON object on the last line, writes .data/bench/booking.json.
+ * (BENCH_DURATION_S, default 15; BENCH_PROFILE_DIR for CPU profiles). Prints a JSON object on the last line, writes .data/bench/booking.json.
  *
  * HTTP run: gateway and booking as real processes (as deployed), availability as an in-process stub that
  * says "bookable" with a distinct range per start, 32 closed-loop clients, each request a new slot with its
@@ -26,8 +26,14 @@ const TARGET = { ratioOfPgbench: 0.4, p99Ms: 50 };
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
+/** BENCH_PROFILE_DIR: each process writes a CPU profile into <dir>/<service>/ when it exits. */
+function profileArgs(entry: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, entry.split('/')[1] ?? 'process')}`] : [];
+}
+
 async function startProcess(entry: string, port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const proc = spawn(process.execPath, [...profileArgs(entry), '--import', 'tsx', entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
