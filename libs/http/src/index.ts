@@ -24,3 +24,10 @@ export {
   type InternalRequestOptions,
   type InternalResponse,
 } from './internal-client';
+export {
+  createForwardClient,
+  type ForwardClient,
+  type ForwardClientOptions,
+  type ForwardRequestOptions,
+  type ForwardResponse,
+} from './forward-client';

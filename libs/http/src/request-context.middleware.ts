@@ -28,6 +28,9 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
       const route = routeLabel(req, res);
       const status = res.statusCode;
       opts.metrics.observe({ method: req.method, route, status }, seconds);
+      // winston formats (redacts, stringifies) a line before its transport drops it by level: at the
+      // default level (info) this per-request line would be built for nothing.
+      if (!opts.logger.isLevelEnabled('http')) return;
       // Method, route and status only: never headers (Authorization) or bodies.
       opts.logger.http('request', {
         request_id: ctx.requestId,

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { currentContext } from '@sched/logger';
-import { requestContext, requireWorkspace, sendData } from '../src';
+import { createLogger, currentContext } from '@sched/logger';
+import { createHttpApp, requestContext, requireWorkspace, sendData } from '../src';
 import { flushLogs, testApp } from './test-app';
 
 function buildApp(trustForwardedContext: boolean) {
@@ -76,6 +77,30 @@ describe('request id', () => {
     expect(lines[0]).toMatchObject({ level: 'http', method: 'GET', route: '/ctx', status: 200 });
     expect(typeof lines[0]!.duration_ms).toBe('number');
     expect(JSON.stringify(lines[0])).not.toMatch(/sk_live|Bearer|authorization/i);
+  });
+
+  it('does not build the request line at all when the level is above http (the default, info)', async () => {
+    const stream = new PassThrough();
+    const written: string[] = [];
+    stream.on('data', (c: Buffer) => written.push(c.toString()));
+    const logger = createLogger({ service: 'test', stream, level: 'info' });
+    const httpLog = jest.spyOn(logger, 'http');
+    const app = createHttpApp({ service: 'test', logger });
+    app.route('GET', '/ctx', (_req, res) => sendData(res, 200, {}));
+    app.finalize();
+    expect((await request(app.app).get('/ctx').set('X-Request-Id', 'req_quiet')).status).toBe(200);
+    await flushLogs();
+    expect(httpLog).not.toHaveBeenCalled();
+    expect(written.join('')).not.toContain('req_quiet');
+    // The metrics of the request are still recorded.
+    const metrics = await request(app.app).get('/metrics');
+    expect(metrics.text).toMatch(/http_requests_total\{[^}]*route="\/ctx"[^}]*\} 1/);
+    // Raised to http at runtime, the line is written again.
+    logger.level = 'http';
+    await request(app.app).get('/ctx').set('X-Request-Id', 'req_loud');
+    await flushLogs();
+    expect(httpLog).toHaveBeenCalledTimes(1);
+    expect(written.join('')).toContain('req_loud');
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { createDb } from '@sched/db';
 import { buildOpenApiDocument, OPENAPI_DOCUMENT_PATH } from '@sched/openapi';
-import { createHttpApp, createInternalClient, type HttpApp, type InternalClient } from '@sched/http';
+import { createForwardClient, createHttpApp, createInternalClient, type ForwardClient, type HttpApp } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { GatewayConfig } from './config';
 import { createKeyAuthenticator, type StoredKey } from './domain/api-key-auth';
@@ -14,11 +14,14 @@ import { apiKeyAuth } from './http/api-key-auth.middleware';
 import { registerV1Routes } from './http/v1.routes';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
-import { countRequest } from './store/rate-limit.queries';
+import { addRequests } from './store/rate-limit.queries';
 
 export interface GatewayApp {
   http: HttpApp;
-  upstreams: Record<Upstream, InternalClient>;
+  /** The forwarding clients of the routed paths (v1 and admin), one per owning service. */
+  upstreams: Record<Upstream, ForwardClient>;
+  /** Frees the pooled sockets of every upstream client; call on shutdown. */
+  closeUpstreams(): void;
 }
 
 /** Wires the gateway: admin API, key auth and rate limit on /v1, routing to the owning services. */
@@ -33,15 +36,18 @@ export function buildGatewayApp(deps: {
   const { config, logger } = deps;
   const db = createDb(deps.pool);
   const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
-  // One retry on a connection fault, which the client applies to idempotent methods only (never a POST).
-  const client = (url: string, service: Upstream) => createInternalClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
-  const upstreams: Record<Upstream, InternalClient> = {
+  // The forwarding hop is the hottest path: a lean node:http client there (libs/http forward-client.ts).
+  // One retry on a connection fault or timeout, for idempotent methods only (never a POST).
+  const client = (url: string, service: Upstream) => createForwardClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
+  const upstreams: Record<Upstream, ForwardClient> = {
     booking: client(config.BOOKING_URL, 'booking'),
     availability: client(config.AVAILABILITY_URL, 'availability'),
     invitation: client(config.INVITATION_URL, 'invitation'),
     'calendar-sync': client(config.CALENDAR_SYNC_URL, 'calendar-sync'),
     'webhook-dispatch': client(config.WEBHOOK_DISPATCH_URL, 'webhook-dispatch'),
   };
+  // The booking page's backend calls stay on the internal (got) client.
+  const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
 
   const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);
@@ -62,14 +68,21 @@ export function buildGatewayApp(deps: {
     '/v1',
     apiKeyAuth({
       authenticate,
-      countRequest: (keyId, start) => countRequest(counterDb, keyId, start),
+      addRequests: (keyId, start, n) => addRequests(counterDb, keyId, start, n),
       defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
       logger,
     }),
   );
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
   registerV1Routes(http, upstreams);
-  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation: upstreams.invitation, logger }));
+  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation, logger }));
   http.finalize();
-  return { http, upstreams };
+  return {
+    http,
+    upstreams,
+    closeUpstreams() {
+      Object.values(upstreams).forEach((c) => c.close());
+      invitation.close();
+    },
+  };
 }

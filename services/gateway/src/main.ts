@@ -13,14 +13,14 @@ async function main(): Promise<void> {
 
   const pool = createPool(config.DATABASE_URL, { applicationName: 'gateway', logger });
   lifecycle.onStop('postgres', () => pool.end());
-  // One counter upsert per request: without waiting for the WAL flush, requests of a busy key stop
-  // queueing behind each other's fsync. Losing a few increments in a crash only loosens one window.
+  // Counter upserts (one in flight per key and window, batching the requests that arrive meanwhile)
+  // commit without waiting for the WAL flush. Losing a few increments in a crash only loosens one window.
   const counterPool = createPool(config.DATABASE_URL, { applicationName: 'gateway-counters', logger, asyncCommit: true, max: 5 });
   lifecycle.onStop('postgres counters', () => counterPool.end());
 
   // The gateway owns no queue: readiness is its own database (services report their broker themselves).
-  const { http, upstreams } = buildGatewayApp({ config, pool, counterPool, logger, readiness: { postgres: () => checkPostgres(pool) } });
-  lifecycle.onStop('upstream clients', async () => Object.values(upstreams).forEach((c) => c.close()));
+  const { http, closeUpstreams } = buildGatewayApp({ config, pool, counterPool, logger, readiness: { postgres: () => checkPostgres(pool) } });
+  lifecycle.onStop('upstream clients', async () => closeUpstreams());
 
   const db = createDb(pool);
   const sweep = setInterval(() => {

@@ -204,6 +204,9 @@ describe('routing to services', () => {
       headers: { 'idempotency-key': 'idem-123', 'x-request-id': 'trace.abc-1', 'x-workspace-id': 'wsp_someone_else', 'x-api-key-id': 'key_forged' },
     });
     expect(res.status).toBe(201);
+    // The answer's body and type as the service sent them (express adds the charset, as it always did).
+    expect(res.body).toEqual({ data: { upstream: 'stub', path: '/v1/bookings?x=1' }, meta: { request_id: 'trace.abc-1' } });
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.headers.get('idempotent-replayed')).toBe('true');
     expect(res.headers.get('x-internal-secret-header')).toBeNull();
     expect(res.headers.get('x-request-id')).toBe('trace.abc-1');
@@ -258,6 +261,19 @@ describe('rate limiting (decisions.md §12)', () => {
     expect(over.headers.get('ratelimit-limit')).toBe('4');
     expect(over.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(over.headers.get('ratelimit-reset'))).toBeLessThanOrEqual(60);
+  });
+
+  it('stays exact for concurrent requests of one key on two replicas (batched upserts): exactly the limit passes', async () => {
+    const ws = await workspace();
+    const { id, key } = await apiKey(ws, { rate_limit: { limit: 10, window_seconds: 60 } });
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => call(i % 2 ? replica.url : gw.url, 'GET', '/v1/bookings', { token: key })));
+    const allowed = answers.filter((a) => a.status === 200);
+    expect(allowed).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(14);
+    // Each allowed request saw its own position in the window: remaining 9, 8, …, 0 once each.
+    expect(allowed.map((a) => Number(a.headers.get('ratelimit-remaining'))).sort((x, y) => y - x)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    const rows = await db.adminPool.query('SELECT sum(count)::int AS total FROM gateway.rate_limit_counters WHERE key_id = $1', [id]);
+    expect(rows.rows[0].total).toBe(24);
   });
 
   it('sends the RateLimit headers on every /v1 answer, using the default policy', async () => {

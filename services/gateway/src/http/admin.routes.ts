@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { createApiKeyBodySchema, createWorkspaceBodySchema, toTimestamp } from '@sched/contracts';
-import { parseBody, parseParams, sendData, type HttpApp, type InternalClient } from '@sched/http';
+import { parseBody, parseParams, sendData, type ForwardClient, type HttpApp } from '@sched/http';
 import * as admin from '../domain/workspace-admin';
 import type { ApiKey, Workspace } from '../domain/workspace-admin';
 import { ADMIN_FORWARDED_ROUTES, type Upstream } from '../domain/route-table';
@@ -24,7 +24,7 @@ const apiKeyOut = (k: ApiKey) => ({
 });
 
 /** decisions.md §13: workspaces and keys are the gateway's own; the other admin paths go to their owners. */
-export function registerAdminRoutes(http: HttpApp, deps: { store: admin.AdminStore; upstreams: Record<Upstream, InternalClient> }): void {
+export function registerAdminRoutes(http: HttpApp, deps: { store: admin.AdminStore; upstreams: Record<Upstream, ForwardClient> }): void {
   const { store } = deps;
 
   http.route('POST', '/admin/v1/workspaces', async (req, res) => {

@@ -4,11 +4,13 @@ import { setRequestContext } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { KeyRecord } from '../domain/authorize';
 import { requireScope } from '../domain/authorize';
+import { CounterBatcher, type AddRequests } from '../domain/counter-batcher';
 import { decide, windowStart, type RateLimitDecision, type RateLimitPolicy } from '../domain/rate-limit';
 
 export interface ApiKeyAuthDeps {
   authenticate: (authorization: string | undefined) => Promise<KeyRecord>;
-  countRequest: (keyId: string, windowStart: Date) => Promise<number>;
+  /** One upsert adding n requests to a key's window; batched here, one in flight per key and window. */
+  addRequests: AddRequests;
   defaultPolicy: RateLimitPolicy;
   logger: Logger;
 }
@@ -22,11 +24,18 @@ function setRateLimitHeaders(res: Response, d: RateLimitDecision): void {
   res.setHeader('RateLimit-Reset', String(d.resetSeconds));
 }
 
+/** The counter store failing must not take the API down with it: the request goes through, loudly. */
+function failOpen(policy: RateLimitPolicy): RateLimitDecision {
+  return { allowed: true, limit: policy.limit, remaining: policy.limit, resetSeconds: policy.windowSeconds };
+}
+
 /**
  * Authenticates the key (401), then counts the request against the key's window (429), before any
- * routing so that unknown paths cost a request too. The window counter is shared by every replica.
+ * routing so that unknown paths cost a request too. The window counter is shared by every replica;
+ * concurrent requests of a key share one upsert (CounterBatcher), each still getting its exact count.
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
+  const counter = new CounterBatcher(deps.addRequests);
   return async (req, res, next) => {
     try {
       const key = await deps.authenticate(req.headers.authorization);
@@ -34,13 +43,14 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
       setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id });
       const policy = key.rateLimit ?? deps.defaultPolicy;
       const now = new Date();
+      const counted = await counter.count(key.id, windowStart(now, policy.windowSeconds));
       let decision: RateLimitDecision;
-      try {
-        decision = decide(await deps.countRequest(key.id, windowStart(now, policy.windowSeconds)), policy, now);
-      } catch (err) {
-        // The counter store failing must not take the API down with it: let the request through, loudly.
-        deps.logger.error('rate limit counter unavailable; request allowed', { err });
-        decision = { allowed: true, limit: policy.limit, remaining: policy.limit, resetSeconds: policy.windowSeconds };
+      if (typeof counted === 'number') {
+        decision = decide(counted, policy, now);
+      } else {
+        // Logged once per failed batch (by its first request), not once per request.
+        if (counted.reportsBatch) deps.logger.error('rate limit counter unavailable; request allowed', { err: counted.error, requests: counted.batchSize });
+        decision = failOpen(policy);
       }
       setRateLimitHeaders(res, decision);
       if (!decision.allowed) throw new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds });

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, type HttpMethod, type InternalClient } from '@sched/http';
+import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, type ForwardClient } from '@sched/http';
 
 /** Headers of a service's answer that the caller should see; the gateway sets its own request id and rate headers. */
 const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed', 'allow', 'location', 'www-authenticate'];
@@ -12,20 +12,21 @@ function forwardHeaders(req: Request, workspaceId?: string): Record<string, stri
 }
 
 /** Passes a routed request to the owning service and its answer back; no answer in time → 502/504 upstream_unavailable. */
-export function forwardTo(client: InternalClient, opts: { workspaceParam?: string } = {}): RequestHandler {
+export function forwardTo(client: ForwardClient, opts: { workspaceParam?: string } = {}): RequestHandler {
   return async (req: Request, res: Response, next) => {
     try {
       const workspaceId = opts.workspaceParam ? String(req.params[opts.workspaceParam]) : undefined;
-      const upstream = await client.request<string>(req.method as HttpMethod, req.originalUrl, {
+      const upstream = await client.request(req.method, req.originalUrl, {
         headers: forwardHeaders(req, workspaceId),
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
-        raw: true,
       });
       for (const name of PASSED_BACK) {
         const v = upstream.headers[name];
         if (v !== undefined) res.setHeader(name, v);
       }
-      res.status(upstream.status).send(upstream.body);
+      // As text, as before: res.send(string) adds `charset=utf-8` to the passed content-type (text/html
+      // when there is none), so answers stay byte for byte what they were with the got client.
+      res.status(upstream.status).send(upstream.body.toString('utf8'));
     } catch (err) {
       next(err instanceof UpstreamError ? toUpstreamDomainError(err) : err);
     }

@@ -87,7 +87,7 @@ export async function startGateway(
     logs,
     close: async () => {
       await app.http.close();
-      Object.values(app.upstreams).forEach((c) => c.close());
+      app.closeUpstreams();
     },
   };
 }

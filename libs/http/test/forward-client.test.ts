@@ -1,0 +1,307 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { runWithContext } from '@sched/logger';
+import { createForwardClient, createInternalClient, toUpstreamDomainError, UpstreamError, type ForwardClient } from '../src';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  remotePort: number;
+}
+
+/**
+ * A real local server. `/slow` answers after 1 s; `/reset-first` destroys the socket of its first
+ * request and answers the next; `/reset` always destroys it; `/half` sends half a body then closes;
+ * `/status/503` answers 503 with Retry-After; others echo. Counts TCP connections.
+ */
+async function startUpstream() {
+  const seen: Seen[] = [];
+  const hits = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  let connections = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = req.url!;
+      const n = (hits.get(url) ?? 0) + 1;
+      hits.set(url, n);
+      seen.push({ method: req.method!, url, headers: req.headers, body: Buffer.concat(chunks).toString(), remotePort: req.socket.remotePort! });
+      if (url.startsWith('/slow')) return void timers.add(setTimeout(() => res.end('{}'), 1000));
+      if (url.startsWith('/reset-first') && n === 1) return void req.socket.destroy();
+      if (url.startsWith('/reset') && !url.startsWith('/reset-first')) return void req.socket.destroy();
+      if (url.startsWith('/half')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        return void res.write('{"partial":', () => req.socket.destroy());
+      }
+      if (url.startsWith('/status/503')) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7', 'x-internal': 'yes' });
+        return void res.end('{"error":{"code":"unavailable"}}');
+      }
+      if (url.startsWith('/bytes')) {
+        // Bytes that are not UTF-8, and no content-type: passed back exactly as received.
+        res.writeHead(200);
+        return void res.end(Buffer.from([0xff, 0x00, 0xfe, 0x41]));
+      }
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json; charset=utf-8', location: '/v1/things/1' });
+      res.end(JSON.stringify({ echo: { method: req.method, url } }));
+    });
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    hits: (url: string) => hits.get(url) ?? 0,
+    connections: () => connections,
+    stop: async () => {
+      timers.forEach(clearTimeout);
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** A TCP server that answers every request with bytes that are not HTTP. */
+async function startGarbage() {
+  let requests = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('data', () => {
+      requests++;
+      sock.end('NOT HTTP AT ALL\r\n\r\n');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    stop: async () => {
+      sockets.forEach((s) => s.destroy());
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<UpstreamError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UpstreamError);
+  return err as UpstreamError;
+}
+
+describe('forward client', () => {
+  let upstream: Awaited<ReturnType<typeof startUpstream>>;
+  let client: ForwardClient;
+
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    client = createForwardClient({ baseUrl: upstream.baseUrl, service: 'booking', timeoutMs: 300, retries: 1 });
+  });
+  afterAll(async () => {
+    client.close();
+    await upstream.stop();
+  });
+
+  it('sends the given headers, the body with its length and the path as given; passes status, headers and body back', async () => {
+    const body = JSON.stringify({ name: 'Zoë' });
+    const res = await client.request('POST', '/v1/bookings?x=1&y=%20z', {
+      headers: { 'x-request-id': 'req_fwd1', 'x-workspace-id': 'wsp_1', 'x-api-key-id': 'key_1', 'idempotency-key': 'idem-1', 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers.location).toBe('/v1/things/1');
+    expect(Buffer.isBuffer(res.body)).toBe(true);
+    expect(JSON.parse(res.body.toString())).toEqual({ echo: { method: 'POST', url: '/v1/bookings?x=1&y=%20z' } });
+    const seen = upstream.seen.at(-1)!;
+    expect(seen).toMatchObject({ method: 'POST', url: '/v1/bookings?x=1&y=%20z', body });
+    expect(seen.headers).toMatchObject({
+      'x-request-id': 'req_fwd1',
+      'x-workspace-id': 'wsp_1',
+      'x-api-key-id': 'key_1',
+      'idempotency-key': 'idem-1',
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': 'sched-internal',
+    });
+    // Nothing is asked compressed, so the answer's bytes are what the service wrote.
+    expect(seen.headers['accept-encoding']).toBeUndefined();
+  });
+
+  it('passes a GET body on, and takes x-request-id from the current context when not given', async () => {
+    const res = await runWithContext({ request_id: 'req_ctx1' }, () =>
+      client.request('GET', '/v1/event-types', { headers: { 'content-type': 'application/json' }, body: '{"limit":5}' }),
+    );
+    expect(res.status).toBe(200);
+    const seen = upstream.seen.at(-1)!;
+    expect(seen).toMatchObject({ method: 'GET', body: '{"limit":5}' });
+    expect(seen.headers['x-request-id']).toBe('req_ctx1');
+  });
+
+  it('returns error statuses with their headers and body unchanged, without retrying them', async () => {
+    const res = await client.request('GET', '/status/503');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('7');
+    expect(res.headers['x-internal']).toBe('yes');
+    expect(res.body.toString()).toBe('{"error":{"code":"unavailable"}}');
+    expect(upstream.hits('/status/503')).toBe(1);
+    const bytes = await client.request('GET', '/bytes');
+    expect(bytes.body.equals(Buffer.from([0xff, 0x00, 0xfe, 0x41]))).toBe(true);
+  });
+
+  it('reuses one keep-alive connection for requests one after another', async () => {
+    const before = upstream.connections();
+    for (let i = 0; i < 5; i++) expect((await client.request('GET', `/v1/reuse/${i}`)).status).toBe(200);
+    const ports = new Set(upstream.seen.filter((s) => s.url.startsWith('/v1/reuse/')).map((s) => s.remotePort));
+    expect(ports.size).toBe(1);
+    expect(upstream.connections() - before).toBeLessThanOrEqual(1);
+  });
+
+  it('maps an answer slower than timeoutMs to kind timeout (504); a POST is tried once', async () => {
+    const started = Date.now();
+    const err = await failure(client.request('POST', '/slow/post', { body: '{}' }));
+    expect(err.kind).toBe('timeout');
+    expect(err.service).toBe('booking');
+    expect(toUpstreamDomainError(err).status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(upstream.hits('/slow/post')).toBe(1);
+  });
+
+  it('retries a timed-out GET once after 100 ms, as the got client did, then answers timeout', async () => {
+    const started = Date.now();
+    const err = await failure(client.request('GET', '/slow/get'));
+    expect(err.kind).toBe('timeout');
+    expect(upstream.hits('/slow/get')).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 300 + 100 - 20);
+  });
+
+  it('retries a GET whose connection was reset, and answers with the second attempt', async () => {
+    const res = await client.request('GET', '/reset-first/get');
+    expect(res.status).toBe(200);
+    expect(upstream.hits('/reset-first/get')).toBe(2);
+  });
+
+  it('never retries a POST (nor a PATCH) after a reset: kind unreachable (502)', async () => {
+    const err = await failure(client.request('POST', '/reset-first/post', { body: '{}' }));
+    expect(err.kind).toBe('unreachable');
+    expect(toUpstreamDomainError(err).status).toBe(502);
+    expect(upstream.hits('/reset-first/post')).toBe(1);
+    await failure(client.request('PATCH', '/reset-first/patch', { body: '{}' }));
+    expect(upstream.hits('/reset-first/patch')).toBe(1);
+  });
+
+  it('gives up after one retry when the connection keeps being reset', async () => {
+    const err = await failure(client.request('DELETE', '/reset/delete'));
+    expect(err.kind).toBe('unreachable');
+    expect(upstream.hits('/reset/delete')).toBe(2);
+  });
+
+  it('treats an answer cut off mid-body as unreachable (and retries it for a GET)', async () => {
+    const err = await failure(client.request('GET', '/half'));
+    expect(err.kind).toBe('unreachable');
+    expect(upstream.hits('/half')).toBe(2);
+  });
+
+  it('refuses a body on HEAD without sending anything, as the got client did', async () => {
+    const before = upstream.seen.length;
+    const err = await failure(client.request('HEAD', '/v1/head', { body: '{}' }));
+    expect(err.kind).toBe('unreachable');
+    expect(upstream.seen.length).toBe(before);
+  });
+
+  it('sends the same request bytes as the internal (got) client, apart from accept-encoding', async () => {
+    const captured: string[] = [];
+    const sockets = new Set<net.Socket>();
+    const raw = net.createServer((sock) => {
+      sockets.add(sock);
+      let buffered = '';
+      sock.on('data', (d) => {
+        buffered += d.toString('latin1');
+        // Answer once the whole request (head and content-length body) is in.
+        const end = buffered.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end));
+        if (end < 0 || buffered.length < end + 4 + Number(length?.[1] ?? 0)) return;
+        captured.push(buffered);
+        buffered = '';
+        sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const baseUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    const got = createInternalClient({ baseUrl, timeoutMs: 500 });
+    const fwd = createForwardClient({ baseUrl, timeoutMs: 500 });
+    const shapes: Array<[string, string, { headers?: Record<string, string>; body?: string }]> = [
+      ['GET', '/v1/bookings?status=confirmed&q=%20a', { headers: { 'x-request-id': 'r1', 'x-workspace-id': 'wsp_1' } }],
+      ['GET', '/v1/event-types', { headers: { 'x-request-id': 'r1', 'content-type': 'application/json' }, body: '{"limit":5}' }],
+      ['POST', '/v1/bookings', { headers: { 'x-request-id': 'r1', 'content-type': 'application/json' }, body: '{"name":"Zoë"}' }],
+      ['POST', '/v1/bookings/bkg_1/cancel', { headers: { 'x-request-id': 'r1' } }],
+      ['DELETE', '/v1/a/../b/%2e%2e/c?x=é', {}],
+    ];
+    try {
+      for (const [method, path, opts] of shapes) {
+        await runWithContext({ request_id: 'req_same' }, () => got.request(method as 'GET', path, { ...opts, raw: true }));
+        expect(captured).toHaveLength(1);
+        const viaGot = captured.splice(0).join('').replace(/accept-encoding: [^\r]*\r\n/i, '');
+        await runWithContext({ request_id: 'req_same' }, () => fwd.request(method, path, opts));
+        expect(captured.splice(0).join('')).toBe(viaGot);
+      }
+    } finally {
+      got.close();
+      fwd.close();
+      sockets.forEach((s) => s.destroy());
+      await new Promise((r) => raw.close(r));
+    }
+  });
+});
+
+describe('forward client: no usable server', () => {
+  it('maps a refused connection to kind unreachable (502), after one retry for a GET only', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const dead = createForwardClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 500, retries: 1 });
+    try {
+      const started = Date.now();
+      const err = await failure(dead.request('GET', '/x'));
+      expect(err.kind).toBe('unreachable');
+      expect(toUpstreamDomainError(err).status).toBe(502);
+      // The GET was tried again after 100 ms (the POST never is: see the reset tests above).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+      expect((await failure(dead.request('POST', '/x', { body: '{}' }))).kind).toBe('unreachable');
+    } finally {
+      dead.close();
+    }
+  });
+
+  it('maps an answer that is not HTTP to kind unreachable, without retrying it', async () => {
+    const garbage = await startGarbage();
+    const client = createForwardClient({ baseUrl: garbage.baseUrl, timeoutMs: 500, retries: 1 });
+    try {
+      const err = await failure(client.request('GET', '/x'));
+      expect(err.kind).toBe('unreachable');
+      expect(garbage.requests()).toBe(1);
+    } finally {
+      client.close();
+      await garbage.stop();
+    }
+  });
+
+  it('pools sockets with keep-alive and a 30 s idle timeout (below the servers’ 65 s keepAliveTimeout)', () => {
+    const agent = jest.spyOn(http, 'Agent');
+    try {
+      createForwardClient({ baseUrl: 'http://127.0.0.1:1' }).close();
+      expect(agent).toHaveBeenCalledWith({ keepAlive: true, timeout: 30_000 });
+    } finally {
+      agent.mockRestore();
+    }
+  });
+});
