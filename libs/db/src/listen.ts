@@ -19,6 +19,10 @@ export interface NotificationListenerOptions {
   logger: { warn(message: string, meta?: Record<string, unknown>): void };
   /** Pause before reconnecting. Default 1000 ms. */
   retryMs?: number;
+  /** Who listens, at the start of its warnings (e.g. `delivery worker`). */
+  label?: string;
+  /** What the caller does while LISTEN is down, at the end of its warnings. Default `reconnecting`. */
+  meanwhile?: string;
 }
 
 export interface NotificationListener {
@@ -34,6 +38,8 @@ export interface NotificationListener {
  */
 export function startNotificationListener(opts: NotificationListenerOptions): NotificationListener {
   const retryMs = opts.retryMs ?? DEFAULT_RETRY_MS;
+  const who = opts.label ? `${opts.label} ` : '';
+  const meanwhile = opts.meanwhile ?? 'reconnecting';
   let stopped = false;
   let client: PoolClient | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -52,7 +58,7 @@ export function startNotificationListener(opts: NotificationListenerOptions): No
     try {
       c = await opts.pool.connect();
     } catch (err) {
-      if (!stopped) opts.logger.warn('cannot LISTEN; retrying', { channel: opts.channel, error: String(err) });
+      if (!stopped) opts.logger.warn(`${who}cannot LISTEN; ${opts.meanwhile ?? 'retrying'}`, { channel: opts.channel, error: String(err) });
       return retry();
     }
     let released = false;
@@ -67,7 +73,7 @@ export function startNotificationListener(opts: NotificationListenerOptions): No
     const lost = (err: Error) => {
       release(err);
       if (stopped) return;
-      opts.logger.warn('LISTEN connection lost; reconnecting', { channel: opts.channel, error: err.message });
+      opts.logger.warn(`${who}LISTEN connection lost; ${meanwhile}`, { channel: opts.channel, error: err.message });
       retry();
     };
     c.on('error', lost);
