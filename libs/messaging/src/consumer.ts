@@ -27,6 +27,12 @@ export interface ConsumerOptions<TDb extends AnyPgDatabase> {
   /** Routing keys (topic patterns allowed, e.g. `booking.*`) bound to the service queue. */
   bindings: readonly string[];
   handler: EventHandler<TxOf<TDb>>;
+  /**
+   * Optional filter run before any database work. A message it refuses is acknowledged at once, with
+   * no transaction and no inbox row: the service has no effect to make for it, so there is nothing to
+   * deduplicate (e.g. a booking.created without an invitation, for the invitation service).
+   */
+  accepts?: (envelope: EventEnvelope) => boolean;
   /** Delay before each retry; its length is the number of retries. Default [1000, 5000, 30000]. */
   retryDelaysMs?: readonly number[];
   /** Unacknowledged messages handled at once by this consumer. Default 10. */
@@ -204,6 +210,10 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
       return;
     }
     const env = envelope;
+    if (opts.accepts && !opts.accepts(env)) {
+      settle(ch, msg, 'ack');
+      return;
+    }
     await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, async () => {
       let outcome: 'handled' | 'duplicate';
       try {

@@ -84,6 +84,42 @@ test('an event delivered twice (the same envelope published twice) is handled on
   expect(await inboxCount(tables)).toBe(1);
 });
 
+test('a message the accepts filter refuses is acknowledged without a transaction or inbox row; accepted ones are handled', async () => {
+  const handled: number[] = [];
+  services.push('picky');
+  const tables = await createServiceTables(tdb.pool, 'picky');
+  const consumer = startConsumer({
+    broker,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'picky',
+    bindings: ['booking.*'],
+    accepts: (e) => (e.data as { n: number }).n % 2 === 0,
+    handler: async (e, tx) => {
+      handled.push((e.data as { n: number }).n);
+      await recordEffect(tables)(e, tx);
+    },
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+  });
+  consumers.push(consumer);
+  await consumer.ready();
+  for (const n of [1, 2, 3, 4]) await broker.publish(booking(n));
+  await eventually(async () => (await effects(tables)).length === 2, 5000, 'the accepted effects');
+  await sleep(200);
+  expect(handled.sort()).toEqual([2, 4]);
+  expect(await inboxCount(tables)).toBe(2);
+  // Nothing left unacknowledged: a restarted consumer gets no refused message again.
+  await consumer.stop();
+  const again = startConsumer({ broker, db: tdb.db, inbox: tables.inbox, service: 'picky', bindings: ['booking.*'], handler: async () => {
+    handled.push(-1);
+  }, retryDelaysMs: RETRY_DELAYS, logger });
+  consumers.push(again);
+  await again.ready();
+  await sleep(300);
+  expect(handled).not.toContain(-1);
+});
+
 test('a handler that fails once is retried through its delay queue, its effect committed once, and other services never see the retry', async () => {
   const attempts: number[] = [];
   const contexts: Array<string | undefined> = [];

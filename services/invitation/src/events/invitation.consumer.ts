@@ -3,7 +3,7 @@ import type { Logger } from '@sched/logger';
 import { startConsumer, type Broker, type Consumer } from '@sched/messaging';
 import type { UseLedger } from '../domain/ports';
 import { inbox } from '../store/schema';
-import { handleBookingCreated } from './booking-created.handler';
+import { concernsAnInvitation, handleBookingCreated } from './booking-created.handler';
 
 /** The service's queue `invitation`, bound to booking.created only (uses are counted on creation). */
 export function startInvitationConsumer(opts: {
@@ -22,6 +22,8 @@ export function startInvitationConsumer(opts: {
     bindings: ['booking.created'],
     retryDelaysMs: opts.retryDelaysMs,
     logger: opts.logger,
+    // Most Bookings are made without an invitation: those need no transaction here at all.
+    accepts: concernsAnInvitation,
     handler: async (envelope, tx) => {
       const result = await handleBookingCreated(envelope, opts.ledgerFor, tx as DbTx, opts.now());
       if (result === 'over_limit') {
