@@ -19,10 +19,12 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Longest pause after failed publishes. Default 30000. */
   maxBackoffMs?: number;
+  /** Rounds waiting for their publisher confirms at once (each holds a pool connection). Default 3. */
+  maxRoundsInFlight?: number;
 }
 
 export interface OutboxRelay {
-  /** Stops waking up and waits for the round in progress. */
+  /** Stops waking up and waits for the rounds in progress. */
   stop(): Promise<void>;
 }
 
@@ -45,8 +47,13 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const batchSize = opts.batchSize ?? 100;
   const maxBackoffMs = opts.maxBackoffMs ?? 30_000;
 
+  const maxRounds = Math.max(1, opts.maxRoundsInFlight ?? 3);
+
   let stopped = false;
-  let running: Promise<void> | undefined;
+  /** Rounds started and not finished (each holds its claimed rows in its own transaction). */
+  const rounds = new Set<Promise<void>>();
+  /** A round is claiming rows and has not yet put them on the channel: the next must wait for that. */
+  let claiming = false;
   let again = false;
   let failureStreak = 0;
   let backoffUntil = 0;
@@ -57,9 +64,16 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
 
   const pollTimer = setInterval(() => kick(), opts.pollIntervalMs ?? 1000);
 
+  /**
+   * Starts a round unless one is still claiming or `maxRounds` are waiting for their confirms. Rounds
+   * overlap: the next one starts as soon as the previous one has handed its messages to the channel, so an
+   * event committed during a round waits for that round's SELECT, not for its confirms. SKIP LOCKED keeps
+   * their rows apart, and since each round publishes only after the previous one has published, the
+   * channel (and so the broker) still sees the rows in commit order.
+   */
   function kick(): void {
     if (stopped) return;
-    if (running) {
+    if (claiming || rounds.size >= maxRounds) {
       again = true; // a NOTIFY during a round may concern rows its SELECT did not see
       return;
     }
@@ -71,17 +85,25 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       }, wait);
       return;
     }
-    running = drain()
+    // Disconnected: leave the rows alone rather than count an attempt against each one.
+    if (!broker.isConnected()) return noteFailure('broker not connected');
+    again = false;
+    claiming = true;
+    const round: Promise<void> = runRound()
       .catch((err: unknown) => {
         log.error('outbox relay round failed unexpectedly', { channel, error: describeError(err) });
       })
       .finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          kick();
-        }
+        rounds.delete(round);
+        if (again) kick();
       });
+    rounds.add(round);
+  }
+
+  function handedOver(): void {
+    if (!claiming) return;
+    claiming = false;
+    if (again) kick();
   }
 
   function noteFailure(reason: string): void {
@@ -93,23 +115,20 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     else log.debug('outbox relay still backing off', { channel, reason, retry_in_ms: delay, failures: failureStreak });
   }
 
-  async function drain(): Promise<void> {
-    for (;;) {
-      if (stopped) return;
-      // Disconnected: leave the rows alone rather than count an attempt against each one.
-      if (!broker.isConnected()) return noteFailure('broker not connected');
-      let result: { claimed: number; failed: number; firstError?: string };
-      try {
-        result = await round();
-      } catch (err) {
-        return noteFailure(describeError(err));
-      }
-      if (result.failed > 0) return noteFailure(result.firstError ?? 'publish failed');
-      if (failureStreak > 0) log.info('outbox relay publishing again', { channel });
-      failureStreak = 0;
-      backoffUntil = 0;
-      if (result.claimed < batchSize) return;
+  async function runRound(): Promise<void> {
+    let result: { claimed: number; failed: number; firstError?: string };
+    try {
+      result = await round();
+    } catch (err) {
+      return noteFailure(describeError(err));
+    } finally {
+      handedOver();
     }
+    if (result.failed > 0) return noteFailure(result.firstError ?? 'publish failed');
+    if (failureStreak > 0) log.info('outbox relay publishing again', { channel });
+    failureStreak = 0;
+    backoffUntil = 0;
+    if (result.claimed === batchSize) again = true; // a full batch: more may be waiting
   }
 
   function round(): Promise<{ claimed: number; failed: number; firstError?: string }> {
@@ -123,8 +142,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         .for('update', { skipLocked: true });
       if (rows.length === 0) return { claimed: 0, failed: 0 };
 
-      // Published together on one channel: the broker keeps their order and confirms in bulk.
-      const results = await Promise.allSettled(rows.map((r) => broker.publish(r.payload)));
+      // Published together on one channel: the broker keeps their order and confirms in bulk. Each
+      // publish is on the channel when broker.publish returns its promise, so the next round may start.
+      const pending = rows.map((r) => broker.publish(r.payload));
+      handedOver();
+      const results = await Promise.allSettled(pending);
       const published: string[] = [];
       const failed: Array<{ id: string; error: string }> = [];
       results.forEach((res, i) => {
@@ -200,7 +222,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       if (listenTimer) clearTimeout(listenTimer);
       await listening;
       listener?.release();
-      await running;
+      while (rounds.size > 0) await Promise.allSettled([...rounds]);
     },
   };
 }

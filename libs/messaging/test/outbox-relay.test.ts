@@ -172,3 +172,56 @@ test('when its LISTEN connection is killed, the relay listens again and keeps pu
   expect(Date.now() - committedAt).toBeLessThan(250);
   expect(probe.ids()).toEqual([e.id]);
 });
+
+test('rounds overlap: an event committed while a round waits for slow confirms goes out with the next round, and the channel sees commit order', async () => {
+  const order: string[] = [];
+  const gates: Array<() => void> = [];
+  // A broker whose confirms for the first event hang until released; every other confirm is immediate.
+  const slowFirst: Pick<Broker, 'publish' | 'isConnected'> = {
+    isConnected: () => true,
+    publish: (e) => {
+      order.push(e.id);
+      if (order.length === 1) return new Promise<void>((resolve) => gates.push(resolve));
+      return Promise.resolve();
+    },
+  };
+  relay({ broker: slowFirst, pollIntervalMs: 60_000, maxRoundsInFlight: 3 });
+  await sleep(200);
+  const [first, second, third] = [event(1), event(2), event(3)];
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, first));
+  await eventually(() => order.length === 1, 2000, 'the first publish');
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, second));
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, third));
+  // Published while the first round still waits for its confirm.
+  await eventually(() => order.length === 3, 2000, 'the later events');
+  expect(order).toEqual([first.id, second.id, third.id]);
+  await eventually(async () => (await tdb.db.select().from(tables.outbox).where(isNotNull(tables.outbox.publishedAt))).length === 2, 2000, 'later rows marked');
+  const firstRow = await tdb.db.select().from(tables.outbox).where(eq(tables.outbox.id, first.id));
+  expect(firstRow[0]!.publishedAt).toBeNull(); // still waiting for its confirm: not marked
+
+  gates.forEach((release) => release());
+  await eventually(async () => (await tdb.db.select().from(tables.outbox).where(isNull(tables.outbox.publishedAt))).length === 0, 2000, 'the first row marked');
+  expect(order).toHaveLength(3); // nothing published twice
+});
+
+test('with one round in flight at most, a later event waits for the slow round (the limit holds)', async () => {
+  const order: string[] = [];
+  let release: (() => void) | undefined;
+  const slowFirst: Pick<Broker, 'publish' | 'isConnected'> = {
+    isConnected: () => true,
+    publish: (e) => {
+      order.push(e.id);
+      if (order.length === 1) return new Promise<void>((resolve) => (release = resolve));
+      return Promise.resolve();
+    },
+  };
+  relay({ broker: slowFirst, pollIntervalMs: 60_000, maxRoundsInFlight: 1 });
+  await sleep(200);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, event(1)));
+  await eventually(() => order.length === 1, 2000, 'the first publish');
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, event(2)));
+  await sleep(300);
+  expect(order).toHaveLength(1);
+  release!();
+  await eventually(() => order.length === 2, 2000, 'the second publish after the first round ended');
+});
