@@ -360,6 +360,36 @@ describe('Idempotency-Key on the Booking endpoints', () => {
     expect(await outboxFor(first.body.data.id)).toHaveLength(1);
   });
 
+  it('replays a finished create even while availability is down (the slot check asked ahead does not decide a replay)', async () => {
+    const json = createBody();
+    const headers = { 'idempotency-key': 'replay-when-down' };
+    const first = await h.api('POST', '/v1/bookings', { json, headers });
+    expect(first.status).toBe(201);
+    h.stub.behave(() => ({ status: 503, headers: { 'retry-after': '3' } }));
+    try {
+      const again = await h.api('POST', '/v1/bookings', { json, headers });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body.data).toEqual(first.body.data);
+      // A new request is still refused, failing closed.
+      const fresh = await h.api('POST', '/v1/bookings', { json: createBody(), headers: { 'idempotency-key': 'new-while-down' } });
+      expect(fresh.status).toBe(503);
+      expect(fresh.body.error.code).toBe('calendar_unavailable');
+    } finally {
+      h.stub.behave(bookable());
+    }
+  });
+
+  it('refuses a malformed Idempotency-Key with 400 before asking availability', async () => {
+    h.stub.behave(() => ({ status: 503, headers: { 'retry-after': '3' } }));
+    try {
+      const res = await h.api('POST', '/v1/bookings', { json: createBody(), headers: { 'idempotency-key': '' } });
+      expect(res.status).toBe(400);
+    } finally {
+      h.stub.behave(bookable());
+    }
+  });
+
   it('answers 422 idempotency_key_reused for the same key with another body; another API key has its own keys', async () => {
     const headers = { 'idempotency-key': 'reuse-me' };
     expect((await h.api('POST', '/v1/bookings', { json: createBody(), headers })).status).toBe(201);

@@ -3,6 +3,7 @@ import { decideCalendarChange } from '../src/domain/apply-calendar-result';
 import type { BookingRecord } from '../src/domain/booking';
 import { toBookingResource } from '../src/domain/booking';
 import { cancelBooking, rescheduleBooking } from '../src/domain/change-booking';
+import { checkSlotAhead } from '../src/domain/create-booking';
 import type { BookingUnitOfWork, SlotChecker } from '../src/domain/ports';
 import { slotRefusal } from '../src/domain/slot-refusal';
 
@@ -101,5 +102,35 @@ describe('reschedule and cancel refusals', () => {
     expect(await codeOf(rescheduleBooking(deps(record({ status: 'cancelled', version: 2 })), 'w', 'b', { startAt: NOW, expectedVersion: 1 }))).toBe('booking_cancelled');
     expect(await codeOf(rescheduleBooking(deps(record({ version: 3 })), 'w', 'b', { startAt: NOW, expectedVersion: 1 }))).toBe('version_conflict');
     expect(await codeOf(cancelBooking(deps(record({ status: 'cancelled' })), 'w', 'b', {}))).toBe('booking_cancelled');
+  });
+});
+
+describe('checkSlotAhead (the create asks availability before opening its transaction)', () => {
+  const ws = 'wsp_AAAAAAAAAAAAAAAAAAAAAA';
+  const question = { eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt: new Date('2031-02-01T09:00:00.000Z') };
+
+  it('asks once, then answers the same question from that answer', async () => {
+    const asked: unknown[] = [];
+    const slots: SlotChecker = { check: async (w, r) => (asked.push([w, r]), { bookable: false, reason: 'slot_unavailable' }) };
+    const ahead = await checkSlotAhead(slots, ws, question);
+    expect(asked).toHaveLength(1);
+    await expect(ahead.check(ws, { ...question, startAt: new Date(question.startAt) })).resolves.toEqual({ bookable: false, reason: 'slot_unavailable' });
+    expect(asked).toHaveLength(1);
+  });
+
+  it('keeps a failed check instead of throwing it at once, and throws it only when the create asks', async () => {
+    const down = new DomainError('calendar_unavailable', { retryAfterSeconds: 5 });
+    const ahead = await checkSlotAhead({ check: async () => Promise.reject(down) }, ws, question);
+    await expect(ahead.check(ws, question)).rejects.toBe(down);
+  });
+
+  it('asks afresh for any other question', async () => {
+    let calls = 0;
+    const slots: SlotChecker = { check: async () => (calls++, { bookable: false, reason: 'not_found' }) };
+    const ahead = await checkSlotAhead(slots, ws, question);
+    await ahead.check(ws, { ...question, startAt: new Date('2031-02-01T10:00:00.000Z') });
+    await ahead.check('wsp_BBBBBBBBBBBBBBBBBBBBBB', question);
+    await ahead.check(ws, { ...question, excludeBookingId: 'bkg_AAAAAAAAAAAAAAAAAAAAAA' });
+    expect(calls).toBe(4);
   });
 });

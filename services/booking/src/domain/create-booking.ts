@@ -14,6 +14,28 @@ export interface CreateBookingInput {
 }
 
 /**
+ * Asks the slot check now and hands back a SlotChecker that answers that one question from the result. The
+ * create calls it before opening its transaction, so no database connection is held while availability
+ * answers. A failed check (503, unreachable) is kept, not thrown: a retried request whose Idempotency-Key
+ * already has an answer still replays it; only a request that really executes fails with the check's error.
+ */
+export async function checkSlotAhead(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotChecker> {
+  const answer = await slots.check(workspaceId, request).then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  return {
+    check: async (ws, req) => {
+      if (ws !== workspaceId || req.eventTypeId !== request.eventTypeId || req.startAt.getTime() !== request.startAt.getTime() || req.excludeBookingId) {
+        return slots.check(ws, req); // not the question asked ahead: ask it
+      }
+      if (!answer.ok) throw answer.error;
+      return answer.value;
+    },
+  };
+}
+
+/**
  * decisions.md §6: the start must be a Slot the availability service would offer now; the Booking is
  * confirmed at version 1 with its calendar pending. The prior check can race with another create, so the
  * insert itself is guarded by the no-overlap constraint (slot_unavailable when it loses).

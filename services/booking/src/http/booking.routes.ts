@@ -13,11 +13,12 @@ import {
   type CreateBookingBody,
 } from '@sched/contracts';
 import type { Db } from '@sched/db';
-import { parseBody, parseQuery, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { parseIdempotencyKey } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
 import { cancelBooking, rescheduleBooking } from '../domain/change-booking';
-import { createBooking } from '../domain/create-booking';
+import { checkSlotAhead, createBooking } from '../domain/create-booking';
 import { listBookingsPage } from '../domain/list-bookings';
 import type { SlotChecker } from '../domain/ports';
 import { bookingUnitOfWork } from '../store/booking-unit-of-work';
@@ -51,12 +52,16 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
 
   /** Create, for the public API and for the hosted booking page (same rules and answers, other source). */
   const create = async (req: Request, res: Response, workspaceId: string, body: CreateBookingBody, origin: { source: BookingSource; invitationId: string | null }) => {
+    // A malformed Idempotency-Key is refused before anything is asked.
+    parseIdempotencyKey(requestContext(req).idempotencyKey);
+    // Asked before the transaction opens: no pooled connection waits on availability's answer.
+    const checked = await checkSlotAhead(slots, workspaceId, { eventTypeId: body.event_type_id, startAt: body.start_at });
     const outcome = await idempotentMutation(
       req,
       db,
       workspaceId,
       async (tx, ctx) => {
-        const booking = await createBooking({ slots, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, {
+        const booking = await createBooking({ slots: checked, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, {
           ...origin,
           eventTypeId: body.event_type_id,
           startAt: body.start_at,
