@@ -33,6 +33,14 @@ export interface ConsumerOptions<TDb extends AnyPgDatabase> {
    * deduplicate (e.g. a booking.created without an invitation, for the invitation service).
    */
   accepts?: (envelope: EventEnvelope) => boolean;
+  /**
+   * Events whose effect is idempotent by itself (e.g. an upsert where the highest version wins: applying a
+   * message twice leaves the state that applying it once does) may skip the inbox: those `accepts` takes
+   * are given to `handler` with `db` itself, outside any transaction and with no inbox row, three round
+   * trips fewer per message (BEGIN, the inbox insert, COMMIT). Every statement the handler runs must be
+   * atomic on its own and safe to repeat; a failure goes through the retry queues like any other.
+   */
+  idempotent?: { accepts(envelope: EventEnvelope): boolean; handler(envelope: EventEnvelope, db: TDb, info: DeliveryInfo): Promise<void> };
   /** Delay before each retry; its length is the number of retries. Default [1000, 5000, 30000]. */
   retryDelaysMs?: readonly number[];
   /** Unacknowledged messages handled at once by this consumer. Default 10. */
@@ -216,6 +224,18 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     }
     await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, async () => {
       let outcome: 'handled' | 'duplicate';
+      const info = { attempt, redelivered: msg.fields.redelivered };
+      if (opts.idempotent?.accepts(env)) {
+        try {
+          await opts.idempotent.handler(env, opts.db, info);
+        } catch (err) {
+          await onFailure(ch, msg, headers, attempt, err);
+          return;
+        }
+        log.debug('event handled', { queue: queues.queue, type: env.type, attempt });
+        settle(ch, msg, 'ack');
+        return;
+      }
       try {
         outcome = await opts.db.transaction(async (tx) => {
           const inserted = await tx
@@ -224,7 +244,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
             .onConflictDoNothing()
             .returning({ eventId: opts.inbox.eventId });
           if (inserted.length === 0) return 'duplicate' as const;
-          await opts.handler(env, tx as TxOf<TDb>, { attempt, redelivered: msg.fields.redelivered });
+          await opts.handler(env, tx as TxOf<TDb>, info);
           return 'handled' as const;
         });
       } catch (err) {

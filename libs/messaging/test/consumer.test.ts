@@ -120,6 +120,53 @@ test('a message the accepts filter refuses is acknowledged without a transaction
   expect(handled).not.toContain(-1);
 });
 
+test('events taken by the idempotent path run on db with no inbox row; a failure there is retried like any other', async () => {
+  services.push('selfish');
+  const tables = await createServiceTables(tdb.pool, 'selfish');
+  const seen: Array<{ n: number; attempt: number; inTx: boolean }> = [];
+  const consumer = startConsumer({
+    broker,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'selfish',
+    bindings: ['booking.*'],
+    idempotent: {
+      accepts: (e) => e.type === 'booking.created',
+      handler: async (e, db, info) => {
+        const n = (e.data as { n: number }).n;
+        seen.push({ n, attempt: info.attempt, inTx: db !== tdb.db });
+        if (n === 7 && info.attempt === 1) throw new Error('transient');
+        // An upsert is safe to repeat: the same event twice leaves one row.
+        await db.insert(tables.effects).values({ eventId: e.id, note: `n=${n}` }).onConflictDoNothing();
+      },
+    },
+    handler: async (e, tx) => {
+      await recordEffect(tables)(e, tx, 'through the inbox');
+    },
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+  });
+  consumers.push(consumer);
+  await consumer.ready();
+  const a = booking(1);
+  const flaky = booking(7);
+  const other = createEnvelope({ type: 'booking.cancelled', workspace_id: 'ws_1', data: { n: 2 } });
+  await broker.publish(a);
+  await broker.publish(a); // a redelivery: the effect is idempotent by itself
+  await broker.publish(flaky);
+  await broker.publish(other);
+  await eventually(async () => (await effects(tables)).length === 3, 5000, 'three effects');
+  await sleep(200);
+  const rows = await effects(tables);
+  expect(rows.find((r) => r.eventId === a.id)?.note).toBe('n=1');
+  expect(rows.find((r) => r.eventId === flaky.id)?.note).toBe('n=7');
+  expect(rows.find((r) => r.eventId === other.id)?.note).toBe('through the inbox');
+  expect(seen.filter((x) => x.n === 1)).toHaveLength(2);
+  expect(seen.filter((x) => x.n === 7).map((x) => x.attempt)).toEqual([1, 2]);
+  expect(seen.every((x) => !x.inTx)).toBe(true);
+  expect(await inboxCount(tables)).toBe(1); // only the event that went through the inbox
+});
+
 test('a handler that fails once is retried through its delay queue, its effect committed once, and other services never see the retry', async () => {
   const attempts: number[] = [];
   const contexts: Array<string | undefined> = [];

@@ -1,5 +1,5 @@
 import { EVENT_DATA_SCHEMAS } from '@sched/contracts';
-import type { DbTx } from '@sched/db';
+import type { Db, DbTx } from '@sched/db';
 import type { EventEnvelope } from '@sched/messaging';
 import { bookedIntervalFromEvent } from '../domain/booked-interval';
 import { findBuffers } from '../store/event-type.queries';
@@ -11,9 +11,10 @@ export const BOOKING_EVENT_TYPES = ['booking.created', 'booking.rescheduled', 'b
  * booking.created / rescheduled / cancelled → the booked-interval projection, so Slots exclude
  * Bookings without asking the booking service. Order does not matter: the highest version wins and a
  * cancelled Booking stops blocking. A message whose data breaks the contract throws, so it ends in
- * the DLQ where on-call sees it, rather than being acknowledged and lost.
+ * the DLQ where on-call sees it, rather than being acknowledged and lost. Both statements are safe to
+ * repeat, so it runs without the inbox (availability.consumer.ts).
  */
-export async function handleBookingChanged(envelope: EventEnvelope, tx: DbTx): Promise<void> {
+export async function handleBookingChanged(envelope: EventEnvelope, tx: Db | DbTx): Promise<void> {
   const data = EVENT_DATA_SCHEMAS['booking.created'].parse(envelope.data);
   const fallback = data.internal ? null : await findBuffers(tx, envelope.workspace_id, data.booking.event_type_id);
   await upsertBookedInterval(tx, bookedIntervalFromEvent(envelope.workspace_id, data, fallback));

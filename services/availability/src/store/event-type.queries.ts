@@ -132,7 +132,7 @@ export async function loadSlotContext(db: Db, workspaceId: string, eventTypeId: 
 }
 
 /** Buffers of an Event Type, for booking events that do not carry their blocked range. */
-export async function findBuffers(db: DbTx, workspaceId: string, eventTypeId: string): Promise<Buffers | null> {
+export async function findBuffers(db: Db | DbTx, workspaceId: string, eventTypeId: string): Promise<Buffers | null> {
   const [row] = await db
     .select({ beforeMinutes: eventTypes.bufferBeforeMinutes, afterMinutes: eventTypes.bufferAfterMinutes })
     .from(eventTypes)

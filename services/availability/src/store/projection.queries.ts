@@ -10,7 +10,7 @@ import { bookedIntervals, calendarConnections } from './schema';
  * Keeps the highest version of each Booking: a redelivered or late, older event changes nothing.
  * Versions only grow (create 1, each reschedule or cancel +1), so an equal version is the same state.
  */
-export async function upsertBookedInterval(tx: DbTx, row: BookedInterval): Promise<void> {
+export async function upsertBookedInterval(tx: Db | DbTx, row: BookedInterval): Promise<void> {
   await tx
     .insert(bookedIntervals)
     .values(row)
