@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SERVICE_NAMES, type ServiceName } from '@sched/db';
-import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 
 /**
  * The whole system as separate processes on loopback, started exactly as `npm start` starts it
@@ -58,6 +58,12 @@ export function buildOnce(): void {
   const r = spawnSync('node', ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`pnpm build failed:\n${r.stderr}`);
   built = true;
+}
+
+/** Each service's queue, its DLQ and its delay queues for the default and the configured retry schedules. */
+function leftoverQueueNames(): string[] {
+  const delays = [1000, 5000, 30000, 2000, 10000, 60000];
+  return SERVICE_NAMES.flatMap((s) => [s, `${s}.dlq`, ...delays.map((d) => `${s}.retry.${d}ms`)]);
 }
 
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
@@ -162,6 +168,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       clearTimeout(timer);
       await radicale.close();
       await db.drop();
+      // Best effort: quorum queues left behind keep costing the shared broker CPU in every later run.
+      await cleanupAmqpPrefix(amqp.url, amqp.prefix, leftoverQueueNames(), ['scheduling.events', 'scheduling.dlx']).catch(() => undefined);
     },
   };
   return system;
