@@ -13,7 +13,9 @@ import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
 import { createHostDirectory } from './providers/availability/host-directory.client';
 import { CalDavProvider } from './providers/caldav/caldav-provider';
 import { createProviderRegistry } from './providers/provider-registry';
+import { startCacheInvalidation } from './store/cache-invalidation';
 import { createStore } from './store/create-store';
+import { StoreCache } from './store/store-cache';
 import { inbox, outbox } from './store/schema';
 
 /** Seconds a caller is told to wait after a fail-closed 503. */
@@ -21,6 +23,7 @@ const BUSY_RETRY_AFTER_SECONDS = 5;
 
 export interface CalendarSyncParts {
   reader: BusyReader;
+  cache: StoreCache;
   refresher: BusyRefresher;
   consumer: Consumer;
   relay: OutboxRelay;
@@ -44,7 +47,11 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     });
   const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
   const hosts = createHostDirectory(availability);
-  const store = createStore(db);
+  // Connections and snapshots are read from memory while LISTEN keeps the copies in step (empty until then).
+  const cache = new StoreCache();
+  const invalidation = startCacheInvalidation({ pool, cache, logger });
+  ctx.onStop('cache invalidation', () => invalidation.stop());
+  const store = createStore(db, cache);
 
   const reader = new BusyReader(
     { store, provider, sealer, hosts },
@@ -68,7 +75,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     // Each handler holds a pooled connection while it talks to the provider: leave room for HTTP.
     prefetch: 4,
     logger,
-    handler: bookingChangedHandler({ provider, sealer, hosts, retries: config.CALENDAR_WRITE_RETRY_DELAYS_MS.length, logger }),
+    handler: bookingChangedHandler({ provider, sealer, hosts, retries: config.CALENDAR_WRITE_RETRY_DELAYS_MS.length, logger, cache }),
   });
   ctx.onStop('booking consumer', () => consumer.stop());
   const refresher = startBusyRefresher({
@@ -82,5 +89,5 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     now,
   });
   ctx.onStop('busy refresher', () => refresher.stop());
-  return { reader, refresher, consumer, relay };
+  return { reader, cache, refresher, consumer, relay };
 }

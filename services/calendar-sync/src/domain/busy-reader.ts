@@ -1,5 +1,5 @@
 import { DomainError, MS_PER_DAY, toTimestamp, type BusyResponse } from '@sched/contracts';
-import { busyIntervals, busyItemsFrom, covers, isFresh, snapshotRange, type BusyItem, type Interval } from './busy-times';
+import { busyItemsFrom, covers, isFresh, mergeIntervals, overlapping, snapshotRange, toIntervals, type BusyItem, type Interval } from './busy-times';
 import { bookingIdFromUid, bookingEventUid } from './booking-event';
 import { isProviderError, type CalendarProvider } from './calendar-provider';
 import { accessFor, noteProviderFailure, noteProviderSuccess } from './connection-status';
@@ -21,6 +21,13 @@ export interface BusyReaderDeps {
 }
 
 const NOTE_QUERIED_EVERY_MS = 30_000;
+
+/** A snapshot's busy intervals as answered (merged, in the host's zone, own events left out), kept with its items. */
+interface MergedBusy {
+  timeZone: string;
+  excluded: string;
+  intervals: Array<Interval & { start_at: string; end_at: string }>;
+}
 const MAX_NOTED = 10_000;
 
 /** Windows sent to the provider are a day wider on each side, so all-day and floating events of any zone are caught. */
@@ -39,6 +46,13 @@ export class BusyReader {
   private readonly inFlight = new Map<string, Promise<Snapshot>>();
   /** When this process last recorded a query per connection: a busy host costs no write per request. */
   private readonly noted = new Map<string, number>();
+  /**
+   * Per items list (a snapshot's, as the store hands it out again while unchanged): its merged
+   * intervals, so a busy query on an unchanged snapshot only picks the window out of them.
+   */
+  private readonly merged = new WeakMap<readonly BusyItem[], MergedBusy>();
+  /** Per items list: the Booking ids its events in this service's UID form name. */
+  private readonly candidates = new WeakMap<readonly BusyItem[], string[]>();
 
   constructor(
     private readonly deps: BusyReaderDeps,
@@ -131,14 +145,25 @@ export class BusyReader {
 
   /** Leaves out the events this service wrote for this host's Bookings: availability blocks those itself. */
   private async answer(conn: Connection, items: readonly BusyItem[], snapshotAt: Date, window: Interval): Promise<BusyResponse> {
-    const candidates = [...new Set(items.map((i) => bookingIdFromUid(i.uid)).filter((id): id is string => id !== null))];
+    let candidates = this.candidates.get(items);
+    if (!candidates) {
+      candidates = [...new Set(items.map((i) => bookingIdFromUid(i.uid)).filter((id): id is string => id !== null))];
+      this.candidates.set(items, candidates);
+    }
     const own = candidates.length > 0 ? await this.deps.store.ownBookingIds(conn.workspaceId, conn.hostId, candidates) : new Set<string>();
-    const excludeUids = new Set([...own].map(bookingEventUid));
-    const intervals = busyIntervals(items, { timeZone: conn.hostTimezone, window, excludeUids });
+    const excluded = [...own].sort().join(',');
+    let merged = this.merged.get(items);
+    if (!merged || merged.timeZone !== conn.hostTimezone || merged.excluded !== excluded) {
+      const excludeUids = new Set([...own].map(bookingEventUid));
+      const kept = items.filter((i) => !excludeUids.has(i.uid));
+      const intervals = mergeIntervals(toIntervals(kept, conn.hostTimezone)).map((i) => ({ ...i, start_at: toTimestamp(i.start), end_at: toTimestamp(i.end) }));
+      merged = { timeZone: conn.hostTimezone, excluded, intervals };
+      this.merged.set(items, merged);
+    }
     return {
       host_id: conn.hostId,
       snapshot_at: toTimestamp(snapshotAt),
-      intervals: intervals.map((i) => ({ start_at: toTimestamp(i.start), end_at: toTimestamp(i.end) })),
+      intervals: overlapping(merged.intervals, window).map((i) => ({ start_at: i.start_at, end_at: i.end_at })),
     };
   }
 }

@@ -70,7 +70,7 @@ export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
   return merged;
 }
 
-export function overlapping(intervals: readonly Interval[], window: Interval): Interval[] {
+export function overlapping<T extends Interval>(intervals: readonly T[], window: Interval): T[] {
   return intervals.filter((i) => i.start.getTime() < window.end.getTime() && i.end.getTime() > window.start.getTime());
 }
 

@@ -6,6 +6,7 @@ import type { CalendarProvider } from '../domain/calendar-provider';
 import type { HostDirectory, SecretSealer } from '../domain/ports';
 import { syncBooking } from '../domain/sync-booking';
 import { createStore } from '../store/create-store';
+import type { StoreCache } from '../store/store-cache';
 
 /** The booking changes this service writes to calendars. */
 export const BOOKING_EVENT_KINDS = ['booking.created', 'booking.rescheduled', 'booking.cancelled'] as const;
@@ -17,6 +18,8 @@ export interface BookingChangedDeps {
   /** Number of retries the consumer makes (length of its retry delays): the attempt after them is the last. */
   retries: number;
   logger: Pick<Logger, 'info' | 'warn'>;
+  /** The process's copies of connections (a write reads its host's connection). */
+  cache?: StoreCache;
 }
 
 /**
@@ -30,7 +33,7 @@ export function bookingChangedHandler(deps: BookingChangedDeps): EventHandler<Db
     if (!(BOOKING_EVENT_KINDS as readonly string[]).includes(envelope.type)) return;
     const data = bookingEventDataSchema.parse(envelope.data); // malformed data can never succeed: retries, then the DLQ
     const outcome = await syncBooking(
-      { store: createStore(tx), provider: deps.provider, sealer: deps.sealer, hosts: deps.hosts },
+      { store: createStore(tx, deps.cache, { inTransaction: true }), provider: deps.provider, sealer: deps.sealer, hosts: deps.hosts },
       { workspaceId: envelope.workspace_id, booking: data.booking, finalAttempt: info.attempt > deps.retries },
     );
     const fields = { booking_id: data.booking.id, booking_version: data.booking.version, type: envelope.type, attempt: info.attempt };

@@ -1,9 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Booking, CalendarErrorCode } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
-import { enqueueEvent } from '@sched/messaging';
+import { assertEnvelope, outboxChannel } from '@sched/messaging';
 import type { OutboxEvent, SyncRecord, SyncRecordChange } from '../domain/ports';
 import { bookingSyncs as b, outbox } from './schema';
+
+/** The relay's wake-up channel (enqueueEvent's NOTIFY). */
+const OUTBOX_CHANNEL = outboxChannel('calendar_sync');
 
 type Q = Db | DbTx;
 
@@ -37,36 +40,95 @@ async function selectForUpdate(db: Q, workspaceId: string, bookingId: string): P
   return row ? toRecord(row) : null;
 }
 
+interface SyncRow extends Record<string, unknown> {
+  booking_id: string;
+  workspace_id: string;
+  host_id: string;
+  booking: Booking | string;
+  booking_version: number;
+  written_version: number;
+  status: SyncRecord['status'];
+  error_code: string | null;
+  event_uid: string;
+  object_url: string | null;
+  etag: string | null;
+  join_url: string | null;
+  updated_at: string | Date;
+}
+
+function fromRow(r: SyncRow): SyncRecord {
+  return {
+    bookingId: r.booking_id,
+    workspaceId: r.workspace_id,
+    hostId: r.host_id,
+    booking: typeof r.booking === 'string' ? (JSON.parse(r.booking) as Booking) : r.booking,
+    bookingVersion: r.booking_version,
+    writtenVersion: r.written_version,
+    status: r.status,
+    errorCode: r.error_code as CalendarErrorCode | null,
+    eventUid: r.event_uid,
+    objectUrl: r.object_url,
+    etag: r.etag,
+    joinUrl: r.join_url,
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
 /**
  * Creates the record for a new Booking, or keeps `booking` as the newest state if its version is
- * higher than the one stored (a newer state makes the sync pending again); then locks the row so the
- * writers of one Booking (replicas, concurrent deliveries, a resync) take turns.
+ * higher than the one stored (a newer state makes the sync pending again); the row stays locked until
+ * commit so the writers of one Booking (replicas, concurrent deliveries, a resync) take turns. One
+ * statement: ON CONFLICT DO UPDATE always locks the row and returns its newest state; the CASEs leave
+ * it unchanged unless the Booking is newer (and of the same workspace).
  */
 export async function lockSyncRecord(db: Q, workspaceId: string, booking: Booking, eventUid: string): Promise<SyncRecord> {
-  await db
-    .insert(b)
-    .values({ bookingId: booking.id, workspaceId, hostId: booking.host_id, booking, bookingVersion: booking.version, status: 'pending', eventUid })
-    .onConflictDoUpdate({
-      target: b.bookingId,
-      set: { booking, bookingVersion: booking.version, status: 'pending', errorCode: null, updatedAt: sql`now()` },
-      setWhere: sql`${b.bookingVersion} < excluded.booking_version AND ${b.workspaceId} = excluded.workspace_id`,
-    });
-  const record = await selectForUpdate(db, workspaceId, booking.id);
+  const newer = sql.raw(`(b.booking_version < excluded.booking_version AND b.workspace_id = excluded.workspace_id)`);
+  const res = await db.execute<SyncRow>(sql`
+    INSERT INTO calendar_sync.booking_syncs AS b (booking_id, workspace_id, host_id, booking, booking_version, status, event_uid)
+    VALUES (${booking.id}, ${workspaceId}, ${booking.host_id}, ${JSON.stringify(booking)}::jsonb, ${booking.version}, 'pending', ${eventUid})
+    ON CONFLICT (booking_id) DO UPDATE
+       SET booking = CASE WHEN ${newer} THEN excluded.booking ELSE b.booking END,
+           booking_version = CASE WHEN ${newer} THEN excluded.booking_version ELSE b.booking_version END,
+           status = CASE WHEN ${newer} THEN 'pending' ELSE b.status END,
+           error_code = CASE WHEN ${newer} THEN NULL ELSE b.error_code END,
+           updated_at = CASE WHEN ${newer} THEN now() ELSE b.updated_at END
+    RETURNING b.booking_id, b.workspace_id, b.host_id, b.booking, b.booking_version, b.written_version, b.status, b.error_code,
+              b.event_uid, b.object_url, b.etag, b.join_url, b.updated_at`);
+  const row = res.rows[0];
   // Only possible if a Booking id of another workspace arrived here: never act across workspaces.
-  if (!record) throw new Error('booking sync record belongs to another workspace');
-  return record;
+  if (!row || row.workspace_id !== workspaceId) throw new Error('booking sync record belongs to another workspace');
+  return fromRow(row);
 }
 
 export function lockExistingSyncRecord(db: Q, workspaceId: string, bookingId: string): Promise<SyncRecord | null> {
   return selectForUpdate(db, workspaceId, bookingId);
 }
 
+const RETURNED = sql.raw(
+  'b.booking_id, b.workspace_id, b.host_id, b.booking, b.booking_version, b.written_version, b.status, b.error_code, b.event_uid, b.object_url, b.etag, b.join_url, b.updated_at',
+);
+
+/**
+ * Records the write's outcome and enqueues its event in one statement: the outbox insert (with the
+ * relay's NOTIFY, as enqueueEvent writes it) rides on the update as a data-modifying WITH.
+ */
 export async function updateSyncRecord(db: Q, record: SyncRecord, change: SyncRecordChange, event: OutboxEvent | null): Promise<SyncRecord> {
-  const [row] = await db
-    .update(b)
-    .set({ ...change, updatedAt: sql`now()` })
-    .where(and(eq(b.bookingId, record.bookingId), eq(b.workspaceId, record.workspaceId)))
-    .returning(columns);
-  if (event) await enqueueEvent(db, outbox, event);
-  return toRecord(row!);
+  const update = sql`
+    UPDATE calendar_sync.booking_syncs b
+       SET written_version = ${change.writtenVersion}, status = ${change.status}, error_code = ${change.errorCode},
+           object_url = ${change.objectUrl}, etag = ${change.etag}, join_url = ${change.joinUrl}, updated_at = now()
+     WHERE b.booking_id = ${record.bookingId} AND b.workspace_id = ${record.workspaceId}
+    RETURNING ${RETURNED}`;
+  let query = update;
+  if (event) {
+    assertEnvelope(event);
+    query = sql`
+      WITH enqueued AS (
+        INSERT INTO ${outbox} (id, type, workspace_id, payload)
+        SELECT ${event.id}, ${event.type}, ${event.workspace_id}, ${JSON.stringify(event)}::jsonb FROM (SELECT pg_notify(${OUTBOX_CHANNEL}, '')) AS n
+        RETURNING 1)
+      ${update}`;
+  }
+  const res = await db.execute<SyncRow>(query);
+  return fromRow(res.rows[0]!);
 }

@@ -1,9 +1,11 @@
-import { newId } from '@sched/contracts';
+import { makeEvent, newId } from '@sched/contracts';
 import { createDb, createPool } from '@sched/db';
 import { createTestDatabase, type TestDatabase } from '@sched/testing';
 import type { Pool } from 'pg';
 import { claimDueConnections, findConnection, releaseLease } from '../../src/store/connection.queries';
+import { createStore } from '../../src/store/create-store';
 import { getSnapshot, saveSnapshot } from '../../src/store/snapshot.queries';
+import { StoreCache } from '../../src/store/store-cache';
 
 let db: TestDatabase;
 const pools: Pool[] = [];
@@ -86,5 +88,30 @@ describe('saveSnapshot', () => {
     await saveSnapshot(q, current, snap(new Date('2026-11-22T10:00:00Z'), 'newer'));
     await saveSnapshot(q, current, snap(new Date('2026-11-22T09:00:00Z'), 'older'));
     expect((await getSnapshot(q, current))?.items.map((i) => i.uid)).toEqual(['newer']);
+  });
+});
+
+describe('createStore with a cache', () => {
+  it('never keeps a row read back inside the transaction that changed it (it may roll back)', async () => {
+    const id = await insertConnection({ lastQueriedMinutesAgo: 1, snapshotMinutesAgo: null });
+    const row = (await db.adminPool.query('SELECT workspace_id, host_id FROM calendar_sync.calendar_connections WHERE id = $1', [id])).rows[0];
+    const pool = createPool(db.urlFor('calendar-sync'), { max: 2, logger: { error: () => undefined } });
+    pools.push(pool);
+    const cache = new StoreCache();
+    cache.enable();
+    const store = createStore(createDb(pool), cache);
+    const conn = (await store.findConnection(row.workspace_id, row.host_id))!;
+    expect(cache.getConnection(row.workspace_id, row.host_id)).toBe(conn);
+
+    const event = makeEvent('calendar.connection_updated', { workspaceId: row.workspace_id, data: { host_id: row.host_id, status: 'error', error_code: 'auth_failed' } });
+    await expect(
+      store.transaction(async (tx) => {
+        expect(await tx.setConnectionStatus(conn, 'error', 'auth_failed', event)).toBe(true);
+        expect((await tx.findConnection(row.workspace_id, row.host_id))?.status).toBe('error'); // its own, uncommitted change
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(cache.getConnection(row.workspace_id, row.host_id)).toBeUndefined();
+    expect((await store.findConnection(row.workspace_id, row.host_id))?.status).toBe('connected');
   });
 });

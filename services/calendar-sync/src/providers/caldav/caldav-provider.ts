@@ -33,6 +33,11 @@ export interface CalDavProviderOptions {
 /** iCalendar UTC form used in CalDAV time ranges: 20261122T093000Z. */
 const davTime = (d: Date) => `${d.toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`;
 
+/** A property's text value; null when absent, empty or not text. */
+function scalarProp(v: unknown): string | null {
+  return v === undefined || v === null || typeof v === 'object' || v === '' ? null : String(v);
+}
+
 function keysOf(value: unknown): string[] {
   return value && typeof value === 'object' ? Object.keys(value) : [];
 }
@@ -103,25 +108,30 @@ export class CalDavProvider implements CalendarProvider {
     throw new ProviderError('calendar_not_found', 'no calendar with events found in the calendar home');
   }
 
-  /** PROPFIND depth 0 on the calendar: is it a calendar, and its change marker (ctag, else sync-token). */
+  /**
+   * PROPFIND depth 0 on the calendar: is it a calendar, and its change marker (ctag, else sync-token).
+   * The sync-token is asked for only when the server has no ctag: computing it can cost the server a
+   * walk over every object of the calendar (Radicale does), on top of the ctag's.
+   */
   private async probe(calendarUrl: string, f: typeof fetch): Promise<string | null> {
-    const responses = await propfind({
-      url: calendarUrl,
-      props: { 'd:resourcetype': {}, 'cs:getctag': {}, 'd:sync-token': {} },
-      depth: '0',
-      fetch: f,
-    });
-    const failed = failedRequest(responses);
-    if (failed) throw statusError(failed.status, 'calendar');
-    const own = responses.find((r) => r.ok && r.props) ?? responses[0];
-    if (!own?.ok || !keysOf(own.props?.resourcetype).includes('calendar')) {
+    const own = await this.calendarProps(calendarUrl, { 'd:resourcetype': {}, 'cs:getctag': {} }, f);
+    if (!keysOf(own.props?.resourcetype).includes('calendar')) {
       throw new ProviderError('calendar_not_found', 'the URL is not a calendar collection');
     }
     // The ctag changes whenever an object does; the sync-token serves servers without one.
-    const scalar = (v: unknown) => (v === undefined || v === null || typeof v === 'object' || v === '' ? null : String(v));
-    const ctag = scalar(own.props?.getctag);
-    const syncToken = scalar(own.props?.syncToken);
-    return ctag !== null ? `ctag:${ctag}` : syncToken !== null ? `sync:${syncToken}` : null;
+    const ctag = scalarProp(own.props?.getctag);
+    if (ctag !== null) return `ctag:${ctag}`;
+    const syncToken = scalarProp((await this.calendarProps(calendarUrl, { 'd:sync-token': {} }, f)).props?.syncToken);
+    return syncToken !== null ? `sync:${syncToken}` : null;
+  }
+
+  private async calendarProps(calendarUrl: string, props: Record<string, unknown>, f: typeof fetch): Promise<DAVResponse> {
+    const responses = await propfind({ url: calendarUrl, props, depth: '0', fetch: f });
+    const failed = failedRequest(responses);
+    if (failed) throw statusError(failed.status, 'calendar');
+    const own = responses.find((r) => r.ok && r.props) ?? responses[0];
+    if (!own?.ok) throw new ProviderError('calendar_not_found', 'the URL is not a calendar collection');
+    return own;
   }
 
   changeMarker(access: CalendarAccess): Promise<string | null> {

@@ -1,7 +1,8 @@
 import { ProviderError, type ProviderErrorKind } from '../../domain/calendar-provider';
+import { httpFetch } from './http-fetch';
 
 /**
- * The fetch every tsdav call of one operation goes through: it adds the Basic credentials, bounds the
+ * The fetch every tsdav call of one operation goes through (over node:http, http-fetch.ts): it adds the Basic credentials, bounds the
  * whole operation with one deadline, and turns transport failures and the statuses that mean the
  * same thing for every request (401, 429, 5xx) into ProviderError. Other statuses reach tsdav and
  * the caller, which knows what a 404 or 412 means for its request.
@@ -17,7 +18,7 @@ export function davFetch(credentials: { username: string; password: string }, si
     headers.set('authorization', authorization);
     let res: Response;
     try {
-      res = await fetch(input, { ...init, headers, signal });
+      res = await httpFetch(input, { ...init, headers, signal });
     } catch (err) {
       throw transportError(err, signal);
     }
