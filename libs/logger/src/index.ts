@@ -34,12 +34,16 @@ export function createLogger(opts: LoggerOptions): Logger {
   const transport = opts.stream
     ? new winston.transports.Stream({ stream: opts.stream })
     : new winston.transports.Console({ stderrLevels: [] });
-  return winston.createLogger({
+  // winston runs the whole format chain (copying, redaction, JSON) before its transports look at the
+  // level: a line below the logger's level is dropped first, so an unprinted debug line costs nothing.
+  const belowLevel = winston.format((info) => (logger.isLevelEnabled(String(info[LEVEL as unknown as string] ?? info.level)) ? info : false));
+  const logger: Logger = winston.createLogger({
     level: opts.level ?? 'info',
     defaultMeta: { service: opts.service },
-    format: winston.format.combine(winston.format.errors({ stack: true }), winston.format.timestamp(), contextAndRedaction(), winston.format.json()),
+    format: winston.format.combine(belowLevel(), winston.format.errors({ stack: true }), winston.format.timestamp(), contextAndRedaction(), winston.format.json()),
     transports: [transport],
   });
+  return logger;
 }
 
 export { MESSAGE };

@@ -44,3 +44,31 @@ describe('logger', () => {
     expect(out.message).toBe('connect failed for https://u:[REDACTED]@h/x');
   });
 });
+
+describe('lines below the level', () => {
+  it('are dropped before any formatting (redaction never walks their fields), and follow a level changed at run time', async () => {
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => {
+      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+    });
+    const logger = createLogger({ service: 'test', stream, level: 'info' });
+    let read = 0;
+    const costly = {
+      get detail() {
+        read += 1;
+        return 'x';
+      },
+    };
+    // winston copies the top-level fields itself; nested ones are only walked by the format chain.
+    logger.debug('not printed', { nested: costly });
+    await flush();
+    expect(lines).toHaveLength(0);
+    expect(read).toBe(0);
+    logger.level = 'debug';
+    logger.debug('printed now', { detail: 'y' });
+    await flush();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'debug', message: 'printed now', detail: 'y' });
+  });
+});
