@@ -33,7 +33,8 @@ export interface WebhookDispatch {
 
 /**
  * Wires the service into runService's context: admin routes, the event consumer (writes deliveries
- * in its inbox transaction) and the delivery worker (sends them). Stops in reverse on shutdown.
+ * with the inbox row, claimed for this replica's worker) and the delivery worker (sends them).
+ * Stops in reverse on shutdown.
  */
 export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>, opts: SetupOptions = {}): WebhookDispatch {
   const { config, db, broker, logger } = ctx;
@@ -56,7 +57,6 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
   });
   registerDeadLetterRoutes(ctx.http, createDeadLetterTools(broker));
 
-  const consumer = startEventConsumer({ broker, db, logger, retryDelaysMs: opts.consumerRetryDelaysMs });
   const sender = createWebhookSender({ mode: config.WEBHOOK_MODE, timeoutMs: config.WEBHOOK_TIMEOUT_MS, resolveAll });
   const deadLetters = createDeliveryDeadLetterPublisher(broker);
   // The worker's own connections (one of them holds LISTEN): a burst of events keeping every consumer
@@ -80,6 +80,7 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
     leaseMs: config.WEBHOOK_LEASE_MS,
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
   });
+  const consumer = startEventConsumer({ broker, db, logger, claims: worker.ingest, retryDelaysMs: opts.consumerRetryDelaysMs });
 
   // Registered in this order, stopped in reverse: the worker finishes its attempts before the consumer stops.
   ctx.onStop('event consumer', () => consumer.stop());

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
+import type { Pool } from 'pg';
 import type { Db, DbTx } from '@sched/db';
 import type { WebhookAttemptErrorKind } from '@sched/contracts';
+import { DELIVERIES_CHANNEL } from './delivery.queries';
 import { disableGoneEndpoint } from './endpoint.queries';
 
 /**
@@ -34,10 +36,14 @@ const toDate = (v: unknown): Date | null => (v === null || v === undefined ? nul
  * expires if this replica dies mid-attempt. Concurrent claims on two replicas may briefly exceed the
  * per-endpoint cap; it is a fairness bound, not a hard limit.
  */
-export async function claimDueDeliveries(db: Db, p: { batch: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
-  const res = await db.execute<Record<string, unknown>>(sql`
+export async function claimDueDeliveries(pool: Pool, p: { batch: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  const res = await pool.query<Record<string, unknown>>({ name: 'webhook_dispatch_claim', text: CLAIM_SQL, values: [p.leaseMs, p.token, p.perEndpoint, p.batch] });
+  return res.rows.map(toClaimed);
+}
+
+const CLAIM_SQL = `
     UPDATE webhook_dispatch.deliveries d
-    SET locked_until = now() + ${p.leaseMs} * interval '1 millisecond', claim_token = ${p.token}
+    SET locked_until = now() + $1::int * interval '1 millisecond', claim_token = $2::text
     FROM (
       SELECT picked.id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
       FROM (
@@ -54,15 +60,17 @@ export async function claimDueDeliveries(db: Db, p: { batch: number; perEndpoint
         WHERE x.endpoint_id = due.endpoint_id AND x.status = 'pending' AND x.next_attempt_at <= now()
           AND (x.locked_until IS NULL OR x.locked_until <= now())
         ORDER BY x.next_attempt_at, x.id
-        LIMIT greatest(0, ${p.perEndpoint}::int - busy.n)
+        LIMIT greatest(0, $3::int - busy.n)
         FOR UPDATE OF x SKIP LOCKED
       ) picked
-      LIMIT ${p.batch}
+      LIMIT $4::int
     ) c
     WHERE d.id = c.id
     RETURNING d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.body, d.attempt_count, d.round_attempts, d.created_at,
-              c.url, c.secret_sealed, c.previous_secret_sealed, c.previous_secret_expires_at`);
-  return res.rows.map((r) => ({
+              c.url, c.secret_sealed, c.previous_secret_sealed, c.previous_secret_expires_at`;
+
+function toClaimed(r: Record<string, unknown>): ClaimedDelivery {
+  return {
     id: String(r.id),
     workspaceId: String(r.workspace_id),
     endpointId: String(r.endpoint_id),
@@ -76,18 +84,37 @@ export async function claimDueDeliveries(db: Db, p: { batch: number; perEndpoint
     secretSealed: String(r.secret_sealed),
     previousSecretSealed: r.previous_secret_sealed === null ? null : String(r.previous_secret_sealed),
     previousSecretExpiresAt: toDate(r.previous_secret_expires_at),
-  }));
+  };
 }
 
+/**
+ * Gives back deliveries claimed with `token` that this replica will not send after all (its own
+ * count for the endpoint is at the cap): due now, unleased, and the workers are woken for them.
+ */
+export async function releaseClaimed(pool: Pool, token: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query({ name: 'webhook_dispatch_release', text: RELEASE_SQL, values: [token, ids] });
+}
+
+const RELEASE_SQL = `
+    WITH released AS (
+      UPDATE webhook_dispatch.deliveries SET locked_until = NULL, claim_token = NULL
+      WHERE id = ANY($2::text[]) AND claim_token = $1::text AND status = 'pending'
+      RETURNING id
+    )
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM released LIMIT 1`;
+
 /** When the worker should look again: the earliest due retry, if any. */
-export async function nextDueAt(db: Db): Promise<Date | null> {
-  const res = await db.execute<{ at: unknown }>(sql`
+export async function nextDueAt(pool: Pool): Promise<Date | null> {
+  const res = await pool.query<{ at: unknown }>({ name: 'webhook_dispatch_next_due', text: NEXT_DUE_SQL });
+  return toDate(res.rows[0]?.at);
+}
+
+const NEXT_DUE_SQL = `
     SELECT min(greatest(d.next_attempt_at, coalesce(d.locked_until, d.next_attempt_at))) AS at
     FROM webhook_dispatch.deliveries d
     JOIN webhook_dispatch.endpoints e ON e.id = d.endpoint_id AND e.enabled
-    WHERE d.status = 'pending'`);
-  return toDate(res.rows[0]?.at);
-}
+    WHERE d.status = 'pending'`;
 
 export interface AttemptRecord {
   attemptedAt: Date;
@@ -108,47 +135,90 @@ export type Transition =
  * this replica still holds the claim and the delivery is pending (or, for a success, was failed
  * meanwhile because its endpoint got disabled); the attempt is recorded whatever happened, as long
  * as the delivery exists.
- * Returns false when the move did not apply.
+ * `moved` is false when the move did not apply; `more` tells whether the endpoint has due deliveries
+ * nobody holds (left for its cap), which the worker then claims without waiting for a poll.
  */
-export async function recordAttempt(db: Db, d: ClaimedDelivery, token: string, a: AttemptRecord, next: Transition): Promise<boolean> {
-  if (next.kind !== 'gone') return (await recordStatement(db, d, token, a, next)) > 0;
-  return db.transaction(async (tx) => {
-    const moved = await recordStatement(tx, d, token, a, next);
+export async function recordAttempt(
+  pool: Pool,
+  db: Db,
+  d: ClaimedDelivery,
+  token: string,
+  a: AttemptRecord,
+  next: Transition,
+): Promise<{ moved: boolean; more: boolean }> {
+  if (next.kind !== 'gone') {
+    const values: unknown[] = [
+      d.workspaceId,
+      d.id,
+      token,
+      a.attemptedAt.toISOString(),
+      a.statusCode,
+      a.error,
+      d.attemptCount + 1,
+      a.latencyMs,
+      a.errorKind,
+      d.endpointId,
+    ];
+    if (next.kind === 'retry') values.push(next.delayMs);
+    const res = await pool.query<{ moved: number; more: boolean }>({ name: `webhook_dispatch_record_${next.kind}`, text: RECORD_SQL[next.kind], values });
+    const row = res.rows[0];
+    return { moved: Number(row?.moved ?? 0) > 0, more: row?.more === true };
+  }
+  const moved = await db.transaction(async (tx) => {
+    const moved = await goneStatement(tx, d, token, a);
     if (moved > 0) await disableGoneEndpoint(tx, d.workspaceId, d.endpointId);
     return moved > 0;
   });
+  return { moved, more: false };
 }
 
 /**
  * One statement (one round trip, one commit on the hot path): the conditional move of the delivery
  * and the insert of the attempt, numbered from the claimed count (only the claim holder records, so
- * numbers do not collide), kept as long as the delivery still exists.
+ * numbers do not collide), kept as long as the delivery still exists. Parameters: $1 workspace,
+ * $2 delivery, $3 claim token, $4 attempted at, $5 status code, $6 error, $7 attempt number,
+ * $8 latency, $9 error kind, $10 endpoint, $11 retry delay (retry only). Prepared once per connection.
  */
-async function recordStatement(db: Db | DbTx, d: ClaimedDelivery, token: string, a: AttemptRecord, next: Transition): Promise<number> {
-  const attemptedAt = a.attemptedAt.toISOString();
-  const common = sql`attempt_count = attempt_count + 1, round_attempts = round_attempts + 1, last_attempt_at = ${attemptedAt}::timestamptz,
-    last_status_code = ${a.statusCode}, last_error = ${a.error}, locked_until = NULL, claim_token = NULL, updated_at = now()`;
-  let change: ReturnType<typeof sql>;
-  switch (next.kind) {
-    case 'succeeded':
-      change = sql`status = 'succeeded', succeeded_at = now(), failed_at = NULL, next_attempt_at = NULL`;
-      break;
-    case 'retry':
-      change = sql`next_attempt_at = now() + ${next.delayMs} * interval '1 millisecond'`;
-      break;
-    case 'failed':
-      change = sql`status = 'failed', failed_at = now(), next_attempt_at = NULL, dead_letter_count = dead_letter_count + 1, dead_letter_pending = true`;
-      break;
-    case 'gone':
-      change = sql`status = 'failed', failed_at = now(), next_attempt_at = NULL`;
-      break;
-  }
-  // A success is the truth even if the endpoint was disabled while the attempt was in flight.
-  const from = next.kind === 'succeeded' ? sql`status IN ('pending', 'failed')` : sql`status = 'pending'`;
-  const res = await db.execute<{ moved: number }>(sql`
+function recordSql(change: string, from: string): string {
+  return `
     WITH moved AS (
-      UPDATE webhook_dispatch.deliveries SET ${common}, ${change}
-      WHERE workspace_id = ${d.workspaceId} AND id = ${d.id} AND claim_token = ${token} AND ${from}
+      UPDATE webhook_dispatch.deliveries SET attempt_count = attempt_count + 1, round_attempts = round_attempts + 1,
+        last_attempt_at = $4::timestamptz, last_status_code = $5::int, last_error = $6::text, locked_until = NULL, claim_token = NULL,
+        updated_at = now(), ${change}
+      WHERE workspace_id = $1::text AND id = $2::text AND claim_token = $3::text AND ${from}
+      RETURNING id
+    ), recorded AS (
+      INSERT INTO webhook_dispatch.attempts (workspace_id, delivery_id, number, attempted_at, status_code, latency_ms, error_kind, error)
+      SELECT $1::text, $2::text, $7::int, $4::timestamptz, $5::int, $8::int, $9::text, $6::text
+      WHERE EXISTS (SELECT 1 FROM webhook_dispatch.deliveries WHERE workspace_id = $1::text AND id = $2::text)
+    )
+    SELECT (SELECT count(*) FROM moved)::int AS moved,
+      EXISTS (
+        SELECT 1 FROM webhook_dispatch.deliveries x
+        WHERE x.endpoint_id = $10::text AND x.status = 'pending' AND x.next_attempt_at <= now()
+          AND (x.locked_until IS NULL OR x.locked_until <= now()) AND x.id <> $2::text
+      ) AS more`;
+}
+
+// A success is the truth even if the endpoint was disabled while the attempt was in flight.
+const RECORD_SQL: Record<Exclude<Transition['kind'], 'gone'>, string> = {
+  succeeded: recordSql(`status = 'succeeded', succeeded_at = now(), failed_at = NULL, next_attempt_at = NULL`, `status IN ('pending', 'failed')`),
+  retry: recordSql(`next_attempt_at = now() + $11::int * interval '1 millisecond'`, `status = 'pending'`),
+  failed: recordSql(
+    `status = 'failed', failed_at = now(), next_attempt_at = NULL, dead_letter_count = dead_letter_count + 1, dead_letter_pending = true`,
+    `status = 'pending'`,
+  ),
+};
+
+/** The 410 move and its attempt, inside the transaction that also disables the endpoint. */
+async function goneStatement(tx: DbTx, d: ClaimedDelivery, token: string, a: AttemptRecord): Promise<number> {
+  const attemptedAt = a.attemptedAt.toISOString();
+  const res = await tx.execute<{ moved: number }>(sql`
+    WITH moved AS (
+      UPDATE webhook_dispatch.deliveries SET attempt_count = attempt_count + 1, round_attempts = round_attempts + 1,
+        last_attempt_at = ${attemptedAt}::timestamptz, last_status_code = ${a.statusCode}, last_error = ${a.error}, locked_until = NULL,
+        claim_token = NULL, updated_at = now(), status = 'failed', failed_at = now(), next_attempt_at = NULL
+      WHERE workspace_id = ${d.workspaceId} AND id = ${d.id} AND claim_token = ${token} AND status = 'pending'
       RETURNING id
     ), recorded AS (
       INSERT INTO webhook_dispatch.attempts (workspace_id, delivery_id, number, attempted_at, status_code, latency_ms, error_kind, error)

@@ -16,26 +16,6 @@ export async function notifyDeliveriesDue(db: Conn): Promise<void> {
   await db.execute(sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`);
 }
 
-export interface NewDelivery {
-  id: string;
-  workspaceId: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  body: string;
-}
-
-/** One row per endpoint; an event already recorded for an endpoint is left alone. */
-export async function insertDeliveries(db: Conn, rows: NewDelivery[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const inserted = await db
-    .insert(deliveries)
-    .values(rows.map((r) => ({ ...r, status: 'pending', nextAttemptAt: sql`now()` })))
-    .onConflictDoNothing({ target: [deliveries.endpointId, deliveries.eventId] })
-    .returning({ id: deliveries.id });
-  return inserted.length;
-}
-
 /** Back to pending, due now, with a fresh retry budget; the webhook-id (event id) and body stay. */
 const requeued = () => ({
   status: 'pending',

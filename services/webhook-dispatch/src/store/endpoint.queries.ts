@@ -1,4 +1,4 @@
-import { and, arrayContains, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, DbTx } from '@sched/db';
 import type { PublicEventKind } from '@sched/contracts';
 import type { Endpoint, EndpointStore } from '../domain/webhook-endpoints';
@@ -39,15 +39,6 @@ export async function listEndpoints(db: Conn, workspaceId: string): Promise<Endp
 export async function findEndpoint(db: Conn, workspaceId: string, id: string): Promise<Endpoint | null> {
   const [row] = await db.select(columns).from(endpoints).where(scoped(workspaceId, id));
   return row ? toEndpoint(row) : null;
-}
-
-/** Ids of the workspace's enabled endpoints that want this kind of event. */
-export async function endpointsWanting(db: Conn, workspaceId: string, kind: PublicEventKind): Promise<string[]> {
-  const rows = await db
-    .select({ id: endpoints.id })
-    .from(endpoints)
-    .where(and(eq(endpoints.workspaceId, workspaceId), eq(endpoints.enabled, true), arrayContains(endpoints.events, [kind])));
-  return rows.map((r) => r.id);
 }
 
 export function updateEndpoint(

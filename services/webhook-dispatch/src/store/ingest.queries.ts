@@ -1,0 +1,112 @@
+import { sql } from 'drizzle-orm';
+import type { Db, DbTx } from '@sched/db';
+import { DELIVERIES_CHANNEL } from './delivery.queries';
+import type { ClaimedDelivery } from './delivery-worker.queries';
+
+const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+
+export interface IngestEvent {
+  workspaceId: string;
+  eventId: string;
+  eventType: string;
+  /** The exact bytes every attempt signs and sends. */
+  body: string;
+}
+
+export interface IngestClaim {
+  /** Claim token written on the rows claimed here; '' when `room` is 0. */
+  token: string;
+  /** How many of the new rows this replica may claim (its free send slots). */
+  room: number;
+  perEndpoint: number;
+  leaseMs: number;
+}
+
+export interface IngestedDelivery {
+  delivery: ClaimedDelivery;
+  /** Leased to the claim token: the caller sends it (the statement has committed when it returns in autocommit). */
+  claimed: boolean;
+}
+
+export interface Ingested {
+  /** False when the event's inbox row was already there: a redelivery, which wrote nothing. */
+  fresh: boolean;
+  deliveries: IngestedDelivery[];
+}
+
+/**
+ * One statement for an event, atomic in autocommit, so the consumer needs no transaction: the
+ * inbox row (ON CONFLICT DO NOTHING: a redelivered event inserts nothing else), and only if it is
+ * new, a delivery for every enabled endpoint of the workspace that wants the kind (an event already
+ * recorded for an endpoint is left alone), as the consumer's inbox transaction did in four round
+ * trips. Each new delivery is claimed at once for this replica, up to `room`, when its endpoint has
+ * no due delivery waiting before it and fewer than `perEndpoint` leased. Rows left unclaimed are
+ * announced with a NOTIFY (sent on commit) so a worker claims them as usual; claimed ones need no
+ * NOTIFY and no claim. A replica that dies before sending a claimed row leaves a lease that expires,
+ * after which any worker claims it.
+ * Delivery ids are made here, in the `whd_` format of newId (16 random bytes, base64url).
+ */
+export async function insertEventDeliveries(db: Db | DbTx, e: IngestEvent, c: IngestClaim): Promise<Ingested> {
+  const res = await db.execute<Record<string, unknown>>(sql`
+    WITH inboxed AS (
+      INSERT INTO webhook_dispatch.inbox (event_id, type) VALUES (${e.eventId}, ${e.eventType})
+      ON CONFLICT DO NOTHING
+      RETURNING event_id
+    ), wanting AS (
+      SELECT e.id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+        (${c.room}::int > 0
+          AND NOT EXISTS (
+            SELECT 1 FROM webhook_dispatch.deliveries x
+            WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= now()
+              AND (x.locked_until IS NULL OR x.locked_until <= now()))
+          AND (SELECT count(*) FROM webhook_dispatch.deliveries x
+               WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.locked_until > now()) < ${c.perEndpoint}::int
+        ) AS claimable
+      FROM webhook_dispatch.endpoints e
+      WHERE e.workspace_id = ${e.workspaceId} AND e.enabled AND e.events @> ARRAY[${e.eventType}::text]
+        AND EXISTS (SELECT 1 FROM inboxed)
+    ), picked AS (
+      SELECT w.*, w.claimable AND sum(w.claimable::int) OVER (ORDER BY w.id) <= ${c.room}::int AS claim FROM wanting w
+    ), inserted AS (
+      INSERT INTO webhook_dispatch.deliveries (id, workspace_id, endpoint_id, event_id, event_type, body, status, next_attempt_at, locked_until, claim_token)
+      SELECT 'whd_' || rtrim(translate(encode(public.gen_random_bytes(16), 'base64'), '+/', '-_'), '='),
+             ${e.workspaceId}, p.id, ${e.eventId}, ${e.eventType}, ${e.body}, 'pending', now(),
+             CASE WHEN p.claim THEN now() + ${c.leaseMs}::int * interval '1 millisecond' END,
+             CASE WHEN p.claim THEN ${c.token}::text END
+      FROM picked p
+      ON CONFLICT (endpoint_id, event_id) DO NOTHING
+      RETURNING id, endpoint_id, claim_token IS NOT NULL AS claimed, attempt_count, round_attempts, created_at
+    ), woken AS (
+      SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
+    )
+    -- woken is selected so that the planner keeps (and runs) it.
+    SELECT f.fresh, f.woken, d.*
+    FROM (SELECT count(*) > 0 AS fresh, (SELECT count(*) FROM woken)::int AS woken FROM inboxed) f
+    LEFT JOIN (
+      SELECT i.id, i.endpoint_id, i.claimed, i.attempt_count, i.round_attempts, i.created_at,
+             p.url, p.secret_sealed, p.previous_secret_sealed, p.previous_secret_expires_at
+      FROM inserted i JOIN picked p ON p.id = i.endpoint_id
+    ) d ON true`);
+  const fresh = res.rows[0]?.fresh === true;
+  const deliveries = res.rows
+    .filter((r) => r.id !== null && r.id !== undefined)
+    .map((r) => ({
+      claimed: r.claimed === true,
+      delivery: {
+        id: String(r.id),
+        workspaceId: e.workspaceId,
+        endpointId: String(r.endpoint_id),
+        eventId: e.eventId,
+        eventType: e.eventType,
+        body: e.body,
+        attemptCount: Number(r.attempt_count),
+        roundAttempts: Number(r.round_attempts),
+        createdAt: toDate(r.created_at)!,
+        url: String(r.url),
+        secretSealed: String(r.secret_sealed),
+        previousSecretSealed: r.previous_secret_sealed === null ? null : String(r.previous_secret_sealed),
+        previousSecretExpiresAt: toDate(r.previous_secret_expires_at),
+      },
+    }));
+  return { fresh, deliveries };
+}
