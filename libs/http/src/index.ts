@@ -1,7 +1,7 @@
 export { createHttpApp, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
 export type { HttpMethod } from './route-table';
 export type { ReadinessChecks } from './health.routes';
-export { sendData, sendDataJson, sendError, errorBody, statusOf, type ErrorBody } from './envelope';
+export { sendData, sendDataJson, sendError, errorBody, statusOf, writesPlainBody, type ErrorBody } from './envelope';
 export {
   requestContext,
   requireWorkspace,
@@ -14,6 +14,8 @@ export {
 } from './request-context';
 export { parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
 export { BODY_LIMIT_BYTES } from './json-body.middleware';
+export { inputGuard } from './input-guard.middleware';
+export { fastPath, type FastRoute, type FastStep } from './fast-path';
 export {
   createInternalClient,
   toUpstreamDomainError,

@@ -22,6 +22,18 @@ function scan(value: unknown, path: string, out: ErrorDetail[], depth = 0): void
   }
 }
 
+/** NUL, a surrogate, or a `%` that is not an escape of an ASCII character other than NUL (`%2F` is fine). */
+const QUERY_SUSPECT = /[\u0000\uD800-\uDFFF]|%(?![1-7][0-9A-Fa-f]|0[1-9A-Fa-f])/;
+
+/**
+ * A query (everything after the first `?`) with no NUL or surrogate and only escapes of ASCII
+ * characters other than NUL: it decodes, and decoding or parsing it cannot yield a NUL or a surrogate.
+ */
+function isPlainQuery(url: string): boolean {
+  const q = url.indexOf('?');
+  return q < 0 || !QUERY_SUSPECT.test(url.slice(q + 1));
+}
+
 /** Percent-escapes of the query that do not decode as UTF-8 (`%ED%A0%80`), which got and URL tools refuse. */
 function queryDecodes(url: string): boolean {
   const q = url.indexOf('?');
@@ -41,9 +53,13 @@ function queryDecodes(url: string): boolean {
  */
 export const inputGuard: RequestHandler = (req, _res, next) => {
   const details: ErrorDetail[] = [];
-  if (!queryDecodes(req.originalUrl)) details.push({ field: 'query', issue: 'invalid_format' });
+  // The usual query has nothing for either check to find: no escapes but of plain ASCII (with
+  // express's default query parser, other escapes are the only way to spell a NUL, a surrogate or a
+  // sequence that does not decode) and none of those characters raw. Then it is not parsed here.
+  const plainQuery = req.app.get('query parser') === 'simple' && isPlainQuery(req.originalUrl) && isPlainQuery(req.url);
+  if (!plainQuery && !queryDecodes(req.originalUrl)) details.push({ field: 'query', issue: 'invalid_format' });
   scan(req.params, '', details);
-  scan(req.query, '', details);
+  if (!plainQuery) scan(req.query, '', details);
   if (req.body !== undefined) scan(req.body, '', details);
   if (details.length === 0) return next();
   next(new DomainError('invalid_request', { message: 'The request contains text that is not valid here.', details }));

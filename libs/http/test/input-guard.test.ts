@@ -32,6 +32,18 @@ describe('input that no service can store or pass on', () => {
     expect(bad.body.error.details).toContainEqual({ field: 'query', issue: 'invalid_format' });
   });
 
+  it('checks every form of query: plain, ASCII escapes, other escapes, malformed escapes', async () => {
+    const a = app();
+    const ok = await request(a).get('/things/x?timezone=Europe%2FBerlin&b=%7E+%41&c=%C3%A9');
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.q).toEqual({ timezone: 'Europe/Berlin', b: '~ A', c: 'é' });
+    for (const q of ['a=%00', 'a=%', 'a=%2', 'a=%zz', 'a=%ED%A0%80', 'a=%F0%9F', '%00=x']) {
+      const res = await request(a).get(`/things/x?${q}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+  });
+
   it('lets ordinary unicode through: emoji (a valid surrogate pair), accents, RTL text', async () => {
     const res = await request(app()).post('/things/x').set('content-type', 'application/json').send({ name: 'Zoë 🎉 שלום' });
     expect(res.status).toBe(200);

@@ -7,7 +7,7 @@ declare module 'autocannon' {
   }
   interface Result {
     latency: Histogram;
-    requests: Histogram;
+    requests: Histogram & { total: number };
     non2xx: number;
     errors: number;
     timeouts: number;

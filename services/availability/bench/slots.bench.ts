@@ -9,11 +9,13 @@
  * 2. http: autocannon at 50 connections against the gateway and availability running as processes
  *    (tsx), calendar-sync as a static stub process answering the 500 busy intervals; also with one
  *    connection (service time without queueing), straight to availability, and a bare Node server
- *    answering a static JSON of the same size (the physical-limit baseline).
+ *    answering a static JSON of the same size (the physical-limit baseline). Under load, the CPU time
+ *    (user + system, /proc) the gateway and availability processes spent per request is reported too
+ *    (`cpu_us_per_request`): it moves much less than the latencies with what else runs on the machine.
  * BENCH_DURATION_S (default 10) sets each measurement's length; BENCH_PROFILE_DIR writes CPU profiles
  * of the availability process there (and of the gateway in its gateway/ subfolder).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -68,10 +70,44 @@ async function engineFigures(fx: Fixture) {
   return { slots, engine, pipeline: { p50_ms: round(percentile(samples, 50)), p99_ms: round(percentile(samples, 99)) } };
 }
 
-async function load(url: string, headers: Record<string, string>, duration = DURATION_S, connections = CONNECTIONS) {
+/** CPU time a process has used so far in user and system (kernel) mode, in ms, from /proc (0 where there is none). */
+function cpuMs(pid: number | undefined): { user: number; system: number } {
+  if (!pid) return { user: 0, system: 0 };
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
+/**
+ * Latency and throughput under load, and the CPU time each of `processes` spent per request meanwhile:
+ * on a shared machine the latencies move with what else runs, the CPU per request much less.
+ */
+async function load(url: string, headers: Record<string, string>, duration = DURATION_S, connections = CONNECTIONS, processes: Record<string, Child> = {}) {
+  const before = Object.entries(processes).map(([name, child]) => [name, cpuMs(child.proc.pid)] as const);
   const result = await autocannon({ url, connections, duration, headers });
   const non2xx = result.non2xx + result.errors + result.timeouts;
-  return { p50_ms: result.latency.p50, p99_ms: result.latency.p99, requests_per_s: Math.round(result.requests.average), non_2xx_or_errors: non2xx };
+  const requests = Math.max(1, result.requests.total);
+  const spent = before.map(([name, ms]) => {
+    const now = cpuMs(processes[name]!.proc.pid);
+    return [name, { user: now.user - ms.user, system: now.system - ms.system }] as const;
+  });
+  const perRequest = (ms: number) => round((ms * 1000) / requests);
+  return {
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    requests_per_s: Math.round(result.requests.average),
+    non_2xx_or_errors: non2xx,
+    ...(spent.length > 0
+      ? {
+          cpu_us_per_request: Object.fromEntries(spent.map(([name, ms]) => [name, perRequest(ms.user + ms.system)])),
+          // The kernel's part of it (socket reads and writes, wake-ups): what the process's own code cannot shrink.
+          system_cpu_us_per_request: Object.fromEntries(spent.map(([name, ms]) => [name, perRequest(ms.system)])),
+        }
+      : {}),
+  };
 }
 
 async function call(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, string>> {
@@ -151,11 +187,11 @@ async function httpFigures(fx: Fixture) {
 
     await load(`${gatewayUrl}${slotsPath}`, { authorization: `Bearer ${key}` }, 3);
     log('measuring through the gateway');
-    const viaGateway = await load(`${gatewayUrl}${slotsPath}`, { authorization: `Bearer ${key}` });
+    const viaGateway = await load(`${gatewayUrl}${slotsPath}`, { authorization: `Bearer ${key}` }, DURATION_S, CONNECTIONS, { gateway, availability });
     log('measuring one connection at a time through the gateway (service time without queueing)');
     const oneConnection = await load(`${gatewayUrl}${slotsPath}`, { authorization: `Bearer ${key}` }, Math.min(DURATION_S, 5), 1);
     log('measuring availability directly');
-    const direct = await load(`${availabilityUrl}${slotsPath}`, { 'x-workspace-id': ws });
+    const direct = await load(`${availabilityUrl}${slotsPath}`, { 'x-workspace-id': ws }, DURATION_S, CONNECTIONS, { availability });
     log('measuring the static baseline');
     await load(baselineUrl, {}, 2);
     const bare = await load(baselineUrl, {});

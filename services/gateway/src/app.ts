@@ -11,7 +11,8 @@ import { adminAuth } from './http/admin-auth.middleware';
 import { registerAdminRoutes } from './http/admin.routes';
 import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
 import { apiKeyAuth } from './http/api-key-auth.middleware';
-import { registerV1Routes } from './http/v1.routes';
+import { registerV1Routes, v1FastRoutes, v1Routes } from './http/v1.routes';
+import { v1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
 import { addRequests } from './store/rate-limit.queries';
@@ -62,19 +63,21 @@ export function buildGatewayApp(deps: {
     res.json(openApiDocument);
   });
 
+  const v1Auth = apiKeyAuth({
+    authenticate,
+    addRequests: (keyId, start, n) => addRequests(counterDb, keyId, start, n),
+    defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
+    logger,
+  });
+  const v1 = v1Routes(upstreams);
+  // The hot v1 GETs skip the router but run the same handlers in the same order (v1-fast-path.ts);
+  // every other request passes through it untouched.
+  http.app.use(v1FastPath(v1FastRoutes(v1), v1Auth));
   // Authentication runs before routing so that 401 comes before 404/405 (decisions.md §2).
   http.app.use('/admin', adminAuth(config.ADMIN_TOKEN));
-  http.app.use(
-    '/v1',
-    apiKeyAuth({
-      authenticate,
-      addRequests: (keyId, start, n) => addRequests(counterDb, keyId, start, n),
-      defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
-      logger,
-    }),
-  );
+  http.app.use('/v1', v1Auth);
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
-  registerV1Routes(http, upstreams);
+  registerV1Routes(http, v1);
   registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation, logger }));
   http.finalize();
   return {

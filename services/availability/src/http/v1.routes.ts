@@ -1,6 +1,14 @@
+import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { combineEventTypesListParams, DomainError, listEventTypesBodySchema, listEventTypesQuerySchema, listSlotsQuerySchema } from '@sched/contracts';
-import { parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type HttpApp } from '@sched/http';
+import {
+  combineEventTypesListParams,
+  DomainError,
+  listEventTypesBodySchema,
+  listEventTypesQuerySchema,
+  listSlotsQuerySchema,
+  type ListSlotsQuery,
+} from '@sched/contracts';
+import { fastPath, inputGuard, parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type HttpApp } from '@sched/http';
 import { listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
 import { nextCursor, noBodySchema, pageOf, type RouteDeps } from './deps';
@@ -8,9 +16,21 @@ import { eventTypeOut } from './presenters';
 
 const LIST = 'v1:event-types';
 const noQuery = z.strictObject({});
+const SLOTS = '/v1/event-types/:eventType/slots';
 
 /** The public v1 endpoints this service owns (api-v1.md), behind the gateway's auth and scopes. */
 export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
+  const queries = new SlotsQueries(1000);
+  const slots = async (req: Request, res: Response) => {
+    const ws = requireWorkspace(req);
+    const query = queries.of(req);
+    parseBody(noBodySchema, req);
+    sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
+  };
+  // Slots is the hot path: its plain GETs skip the router and run the route's own handlers (libs/http
+  // fast-path.ts). Installed before the v1 routes; none registered before Slots matches its paths.
+  http.app.use(fastPath([{ pattern: SLOTS, steps: [inputGuard, slots] }]));
+
   http.route('GET', '/v1/event-types', async (req, res) => {
     const ws = requireWorkspace(req);
     const query = parseQuery(listEventTypesQuerySchema, req);
@@ -28,10 +48,28 @@ export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
     sendData(res, 200, eventTypeOut(await eventTypes.getEventType(deps.eventTypes, ws, String(req.params.eventType))));
   });
 
-  http.route('GET', '/v1/event-types/:eventType/slots', async (req, res) => {
-    const ws = requireWorkspace(req);
+  http.route('GET', SLOTS, slots);
+}
+
+/**
+ * The valid Slots queries seen last, by their raw query string: the same few windows are asked for
+ * over and over, and validating one (zod, dates, the timezone) costs more than answering it from the
+ * cache. Invalid queries are not kept; they are parsed (and refused) each time.
+ */
+class SlotsQueries {
+  private readonly parsed = new Map<string, ListSlotsQuery>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  of(req: Request): ListSlotsQuery {
+    const url = req.originalUrl;
+    const q = url.indexOf('?');
+    const raw = q < 0 ? '' : url.slice(q + 1);
+    const hit = this.parsed.get(raw);
+    if (hit) return { ...hit };
     const query = parseQuery(listSlotsQuerySchema, req);
-    parseBody(noBodySchema, req);
-    sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
-  });
+    if (this.parsed.size >= this.maxEntries) this.parsed.delete(this.parsed.keys().next().value!);
+    this.parsed.set(raw, { ...query });
+    return query;
+  }
 }

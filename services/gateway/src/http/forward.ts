@@ -1,8 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type { Request, RequestHandler, Response } from 'express';
-import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, type ForwardClient } from '@sched/http';
+import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, writesPlainBody, type ForwardClient } from '@sched/http';
 
 /** Headers of a service's answer that the caller should see; the gateway sets its own request id and rate headers. */
 const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed', 'allow', 'location', 'www-authenticate'];
+/** What every service answers with (express's res.json); res.send(text) would keep it exactly as it is. */
+const JSON_UTF8 = 'application/json; charset=utf-8';
 
 function forwardHeaders(req: Request, workspaceId?: string): Record<string, string> {
   const ctx = requestContext(req);
@@ -24,9 +27,20 @@ export function forwardTo(client: ForwardClient, opts: { workspaceParam?: string
         const v = upstream.headers[name];
         if (v !== undefined) res.setHeader(name, v);
       }
-      // As text, as before: res.send(string) adds `charset=utf-8` to the passed content-type (text/html
-      // when there is none), so answers stay byte for byte what they were with the got client.
-      res.status(upstream.status).send(upstream.body.toString('utf8'));
+      const { status, body } = upstream;
+      // The usual answer (a service's JSON in valid UTF-8) is passed on as the bytes received, as
+      // res.send(text) would have sent them: no decoding into a string and re-encoding per request.
+      if (upstream.headers['content-type'] === JSON_UTF8 && writesPlainBody(res, status) && isUtf8(body)) {
+        res.status(status);
+        // Set again as res.send does, so even the header's spelling on the wire stays the same.
+        res.setHeader('Content-Type', JSON_UTF8);
+        res.setHeader('Content-Length', String(body.length));
+        res.end(body);
+        return;
+      }
+      // Anything else as text, as before: res.send(string) adds `charset=utf-8` to the passed
+      // content-type (text/html when there is none), so answers stay byte for byte what they were.
+      res.status(status).send(body.toString('utf8'));
     } catch (err) {
       next(err instanceof UpstreamError ? toUpstreamDomainError(err) : err);
     }

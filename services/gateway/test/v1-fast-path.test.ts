@@ -1,0 +1,154 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from './support/gateway-harness';
+
+/**
+ * The fast path (v1-fast-path.ts) takes exact, plain v1 GETs; the router takes everything else,
+ * e.g. the same path with a trailing slash. Both must answer byte for byte alike.
+ */
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
+const BODIES: Record<string, { type?: string; body: Buffer; status?: number }> = {
+  '/v1/event-types/evt_utf8/slots': { type: JSON_UTF8, body: Buffer.from(JSON.stringify({ data: [{ name: 'Café 東京 🎉' }], meta: { request_id: 'x' } })) },
+  '/v1/event-types/evt_plain': { type: 'application/json', body: Buffer.from('{"data":{"id":"evt_plain"}}') },
+  '/v1/event-types/evt_bad_utf8': { type: JSON_UTF8, body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) },
+  '/v1/event-types/evt_none': { body: Buffer.from('plain text') },
+  '/v1/bookings/bkg_gone': { type: JSON_UTF8, status: 404, body: Buffer.from('{"error":{"code":"not_found","message":"Not found.","details":[]},"meta":{"request_id":"x"}}') },
+  '/v1/bookings/bkg_empty': { type: JSON_UTF8, status: 204, body: Buffer.alloc(0) },
+};
+
+let db: TestDatabase;
+let upstream: http.Server;
+let gw: RunningGateway;
+let key: string;
+let narrowKey: string;
+const seen: string[] = [];
+
+async function apiKey(ws: string, scopes: string[]): Promise<string> {
+  const res = await call(gw.url, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, { token: ADMIN_TOKEN, json: { name: 'k', scopes, rate_limit: { limit: 100000, window_seconds: 60 } } });
+  return res.body.data.key;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase({ services: ['gateway'] });
+  upstream = http.createServer((req, res) => {
+    seen.push(req.url!);
+    const path = req.url!.split('?')[0]!.replace(/\/$/, '');
+    const answer = BODIES[path] ?? { type: JSON_UTF8, body: Buffer.from(JSON.stringify({ data: { ok: true }, meta: { request_id: req.headers['x-request-id'] } })) };
+    res.statusCode = answer.status ?? 200;
+    if (answer.type) res.setHeader('content-type', answer.type);
+    res.setHeader('retry-after', '7');
+    res.end(answer.body);
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  gw = await startGateway(db, `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Fast' } })).body.data.id;
+  key = await apiKey(ws, ['event_types:read', 'slots:read', 'bookings:read', 'booking_invitations:read']);
+  narrowKey = await apiKey(ws, ['bookings:read']);
+});
+
+afterAll(async () => {
+  await gw.close();
+  await new Promise<void>((r) => upstream.close(() => r()));
+  await db.drop();
+});
+
+interface Raw {
+  status: number;
+  headers: string[];
+  body: Buffer;
+}
+
+function get(path: string, headers: Record<string, string>, method = 'GET'): Promise<Raw> {
+  const url = new URL(gw.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const out: string[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!;
+          // The clock and the count in the window move between the two requests; their presence and place do not.
+          const value = /^(date|ratelimit-remaining|ratelimit-reset)$/i.test(name) ? '*' : res.rawHeaders[i + 1];
+          out.push(`${name}: ${value}`);
+        }
+        resolve({ status: res.statusCode!, headers: out, body: Buffer.concat(chunks) });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The same request on the fast path (exact path) and through the router (trailing slash, which express matches too). */
+async function both(path: string, headers: Record<string, string>, method = 'GET'): Promise<[Raw, Raw]> {
+  const [p, q] = path.split('?') as [string, string | undefined];
+  const viaRouter = `${p}/${q === undefined ? '' : `?${q}`}`;
+  return [await get(path, { ...headers, 'x-request-id': 'req_same' }, method), await get(viaRouter, { ...headers, 'x-request-id': 'req_same' }, method)];
+}
+
+describe('the v1 fast path', () => {
+  it.each([
+    '/v1/event-types/evt_utf8/slots?from=2026-11-23&to=2026-12-23&timezone=Europe%2FBerlin',
+    '/v1/event-types/evt_plain',
+    '/v1/event-types/evt_bad_utf8',
+    '/v1/event-types/evt_none',
+    '/v1/event-types',
+    '/v1/bookings?limit=5',
+    '/v1/bookings/bkg_gone',
+    '/v1/bookings/bkg_empty',
+    '/v1/booking-invitations/biv_1',
+  ])('answers GET %s as the router does', async (path) => {
+    const before = seen.length;
+    const [fast, routed] = await both(path, { authorization: `Bearer ${key}` });
+    expect(fast.status).toBe(routed.status);
+    expect(fast.headers).toEqual(routed.headers);
+    expect(fast.body.equals(routed.body)).toBe(true);
+    // Both were forwarded, each with its own path as received.
+    expect(seen.slice(before)).toHaveLength(2);
+  });
+
+  it.each([
+    ['no key', {}, '/v1/event-types/evt_1/slots'],
+    ['a malformed key', { authorization: 'Bearer nope' }, '/v1/event-types/evt_1'],
+    ['a key without the scope', 'narrow', '/v1/event-types/evt_1/slots'],
+    ['a query that is not UTF-8', 'full', '/v1/event-types/evt_1/slots?from=%ED%A0%80'],
+    ['a NUL in the query', 'full', '/v1/bookings?cursor=a%00b'],
+  ] as const)('answers %s exactly as the router does, without forwarding', async (_name, who, path) => {
+    const headers = who === 'narrow' ? { authorization: `Bearer ${narrowKey}` } : who === 'full' ? { authorization: `Bearer ${key}` } : who;
+    const before = seen.length;
+    const [fast, routed] = await both(path, headers);
+    expect(fast.status).toBeGreaterThanOrEqual(400);
+    expect(fast.status).toBe(routed.status);
+    expect(fast.headers).toEqual(routed.headers);
+    expect(fast.body.equals(routed.body)).toBe(true);
+    expect(seen.length).toBe(before);
+  });
+
+  it('passes conditional and HEAD requests on as the router does', async () => {
+    for (const [method, headers] of [
+      ['GET', { 'if-none-match': '*' }],
+      ['GET', { 'if-modified-since': new Date().toUTCString() }],
+      ['HEAD', {}],
+    ] as const) {
+      const [fast, routed] = await both('/v1/event-types/evt_utf8/slots', { ...headers, authorization: `Bearer ${key}` }, method);
+      expect(fast.status).toBe(routed.status);
+      expect(fast.headers).toEqual(routed.headers);
+      expect(fast.body.equals(routed.body)).toBe(true);
+    }
+  });
+
+  it('counts each request once against the rate limit', async () => {
+    const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Counted' } })).body.data.id;
+    const res = await call(gw.url, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, { token: ADMIN_TOKEN, json: { name: 'k', scopes: ['event_types:read'], rate_limit: { limit: 3, window_seconds: 60 } } });
+    const limited = res.body.data.key as string;
+    const remaining: string[] = [];
+    for (const path of ['/v1/event-types', '/v1/event-types/', '/v1/event-types', '/v1/event-types']) {
+      const r = await get(path, { authorization: `Bearer ${limited}` });
+      remaining.push(`${r.status}`);
+    }
+    expect(remaining).toEqual(['200', '200', '200', '429']);
+  });
+});
