@@ -66,7 +66,7 @@ const pct = (xs: number[], p: number) => {
 
 async function main(): Promise<void> {
   const loadBefore = loadavg();
-  const sys = await startSystem({ env: { LOG_LEVEL: 'warn' } });
+  const sys = await startSystem({ env: { LOG_LEVEL: 'warn', ...(process.env.BENCH_SYSTEM_ENV ? JSON.parse(process.env.BENCH_SYSTEM_ENV) : {}) } });
   const receiver = await startReceiver();
   try {
     const t = await setUpTenant(sys, receiver);
