@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { currentContext } from '@sched/logger';
-import { UpstreamError } from './internal-client';
+import { UpstreamError } from './upstream-error';
 
 /**
  * The gateway's forwarding hop (a routed request passed to its owning service, the answer passed back),

@@ -3,6 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { runWithContext } from '@sched/logger';
 import { createForwardClient, createInternalClient, toUpstreamDomainError, UpstreamError, type ForwardClient } from '../src';
+import { createGotReferenceClient } from './support/got-reference';
 
 interface Seen {
   method: string;
@@ -217,7 +218,7 @@ describe('forward client', () => {
     expect(upstream.seen.length).toBe(before);
   });
 
-  it('sends the same request bytes as the internal (got) client, apart from accept-encoding', async () => {
+  it('sends the same request bytes as the got 11 reference client, apart from accept-encoding', async () => {
     const captured: string[] = [];
     const sockets = new Set<net.Socket>();
     const raw = net.createServer((sock) => {
@@ -236,7 +237,7 @@ describe('forward client', () => {
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
     const baseUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
-    const got = createInternalClient({ baseUrl, timeoutMs: 500 });
+    const got = createGotReferenceClient({ baseUrl, timeoutMs: 500 });
     const fwd = createForwardClient({ baseUrl, timeoutMs: 500 });
     const shapes: Array<[string, string, { headers?: Record<string, string>; body?: string }]> = [
       ['GET', '/v1/bookings?status=confirmed&q=%20a', { headers: { 'x-request-id': 'r1', 'x-workspace-id': 'wsp_1' } }],
@@ -256,6 +257,52 @@ describe('forward client', () => {
     } finally {
       got.close();
       fwd.close();
+      sockets.forEach((s) => s.destroy());
+      await new Promise((r) => raw.close(r));
+    }
+  });
+});
+
+describe('internal client: the same bytes as got', () => {
+  it('sends json bodies, searchParams and headers exactly as the got 11 client did (apart from accept-encoding), and reads answers alike', async () => {
+    const captured: string[] = [];
+    const sockets = new Set<net.Socket>();
+    const raw = net.createServer((sock) => {
+      sockets.add(sock);
+      let buffered = '';
+      sock.on('data', (d) => {
+        buffered += d.toString('latin1');
+        const end = buffered.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end));
+        if (end < 0 || buffered.length < end + 4 + Number(length?.[1] ?? 0)) return;
+        captured.push(buffered);
+        buffered = '';
+        const answer = Buffer.from('{"n":"Zoë"}');
+        sock.write(Buffer.concat([Buffer.from(`HTTP/1.1 409 Conflict\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${answer.length}\r\n\r\n`), answer]));
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const baseUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    const got = createGotReferenceClient({ baseUrl, timeoutMs: 500 });
+    const ours = createInternalClient({ baseUrl, timeoutMs: 500 });
+    const shapes: Array<[string, string, Parameters<typeof ours.request>[2]]> = [
+      ['POST', '/internal/v1/workspaces/wsp_1/slot-check', { json: { event_type_id: 'evt_1', start_at: '2031-01-01T09:00:00.000Z', name: 'Zoë' } }],
+      ['GET', '/internal/v1/workspaces/wsp_1/hosts/hst_1/busy', { searchParams: { from: '2031-01-01T00:00:00.000Z', to: 'a b&c', skip: undefined, n: 3, yes: true } }],
+      ['GET', '/internal/x?old=1', { searchParams: { fresh: 'y' }, headers: { 'x-workspace-id': 'wsp_1' } }],
+      ['DELETE', '/internal/v1/things/1', { headers: { 'content-type': 'text/plain' }, body: 'raw text' }],
+    ];
+    try {
+      for (const [method, path, opts] of shapes) {
+        const a = await runWithContext({ request_id: 'req_same' }, () => got.request(method as 'GET', path, opts));
+        const viaGot = captured.splice(0).join('').replace(/accept-encoding: [^\r]*\r\n/i, '');
+        const b = await runWithContext({ request_id: 'req_same' }, () => ours.request(method as 'GET', path, opts));
+        expect(captured.splice(0).join('')).toBe(viaGot);
+        expect(b.status).toBe(a.status);
+        expect(b.body).toEqual(a.body);
+      }
+    } finally {
+      got.close();
+      ours.close();
       sockets.forEach((s) => s.destroy());
       await new Promise((r) => raw.close(r));
     }
