@@ -1,14 +1,13 @@
-import { asc, eq, inArray, isNull, sql } from 'drizzle-orm';
-import type { Pool, PoolClient } from 'pg';
+import { getTableConfig } from 'drizzle-orm/pg-core';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { Broker, MessagingLogger } from './broker';
-import type { AnyPgDatabase } from './db-types';
+import type { EventEnvelope } from './envelope';
 import { describeError } from './message-headers';
 import { outboxChannel, outboxSchemaName, type OutboxTable } from './outbox-table';
 
 export interface OutboxRelayOptions {
-  /** For the LISTEN connection, held for the relay's lifetime. */
+  /** For the rounds (a connection each) and the LISTEN connection, held for the relay's lifetime. */
   pool: Pool;
-  db: AnyPgDatabase;
   table: OutboxTable;
   /** Defaults to the schema of `table`; names the NOTIFY channel `<schema>_outbox`. */
   schemaName?: string;
@@ -34,6 +33,11 @@ function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+/** A string as an SQL literal (standard_conforming_strings is on since Postgres 9.1): quotes doubled, NULs dropped. */
+function literal(value: string): string {
+  return `'${value.replace(/\0/g, '').replace(/'/g, "''")}'`;
+}
+
 /**
  * Publishes committed outbox rows. Each round claims the oldest unpublished rows with
  * FOR UPDATE SKIP LOCKED, so replicas running at once split the rows between them
@@ -42,12 +46,16 @@ function quoteIdent(name: string): string {
  * deduplicate by event id.
  */
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
-  const { db, table: t, broker, logger: log } = opts;
+  const { table: t, broker, logger: log } = opts;
   const channel = outboxChannel(opts.schemaName ?? outboxSchemaName(t));
   const batchSize = opts.batchSize ?? 100;
   const maxBackoffMs = opts.maxBackoffMs ?? 30_000;
 
   const maxRounds = Math.max(1, opts.maxRoundsInFlight ?? 3);
+  const cfg = getTableConfig(t);
+  const tableName = `${quoteIdent(cfg.schema ?? 'public')}.${quoteIdent(cfg.name)}`;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`outbox relay: batchSize must be a positive integer, got ${batchSize}`);
+  const claimSql = `SELECT id, payload FROM ${tableName} WHERE published_at IS NULL ORDER BY created_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
 
   let stopped = false;
   /** Rounds started and not finished (each holds its claimed rows in its own transaction). */
@@ -131,16 +139,24 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     if (result.claimed === batchSize) again = true; // a full batch: more may be waiting
   }
 
-  function round(): Promise<{ claimed: number; failed: number; firstError?: string }> {
-    return db.transaction(async (tx) => {
-      const rows = await tx
-        .select({ id: t.id, payload: t.payload })
-        .from(t)
-        .where(isNull(t.publishedAt))
-        .orderBy(asc(t.createdAt))
-        .limit(batchSize)
-        .for('update', { skipLocked: true });
-      if (rows.length === 0) return { claimed: 0, failed: 0 };
+  /**
+   * One round in two round trips on a pooled connection: `BEGIN; SELECT … FOR UPDATE SKIP LOCKED`, then,
+   * after the confirms, the marks and `COMMIT` together. Both go as simple-protocol text (several statements
+   * in one message); the only values in them are the batch size and row ids read from the table itself,
+   * written as quoted literals.
+   */
+  async function round(): Promise<{ claimed: number; failed: number; firstError?: string }> {
+    const client = await opts.pool.connect();
+    let open = false;
+    try {
+      open = true;
+      const [, claimed] = (await client.query(`BEGIN; ${claimSql}`)) as unknown as [unknown, QueryResult<{ id: string; payload: EventEnvelope }>];
+      const rows = claimed.rows;
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        open = false;
+        return { claimed: 0, failed: 0 };
+      }
 
       // Published together on one channel: the broker keeps their order and confirms in bulk. Each
       // publish is on the channel when broker.publish returns its promise, so the next round may start.
@@ -154,14 +170,23 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         if (res.status === 'fulfilled') published.push(id);
         else failed.push({ id, error: describeError(res.reason) });
       });
-      if (published.length > 0) await tx.update(t).set({ publishedAt: sql`now()` }).where(inArray(t.id, published));
+      const statements: string[] = [];
+      if (published.length > 0) statements.push(`UPDATE ${tableName} SET published_at = now() WHERE id IN (${published.map(literal).join(', ')})`);
       for (const f of failed) {
-        await tx.update(t).set({ attempts: sql`${t.attempts} + 1`, lastError: f.error }).where(eq(t.id, f.id));
+        statements.push(`UPDATE ${tableName} SET attempts = attempts + 1, last_error = ${literal(f.error)} WHERE id = ${literal(f.id)}`);
         log.warn('outbox event not published', { event_id: f.id, error: f.error });
       }
+      statements.push('COMMIT');
+      await client.query(statements.join('; '));
+      open = false;
       log.debug('outbox round', { channel, published: published.length, failed: failed.length });
       return { claimed: rows.length, failed: failed.length, firstError: failed[0]?.error };
-    });
+    } catch (err) {
+      if (open) await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   function scheduleListen(): void {

@@ -16,7 +16,7 @@ function event(n = 0): EventEnvelope {
 }
 
 function relay(overrides: Partial<Parameters<typeof startOutboxRelay>[0]> = {}): OutboxRelay {
-  const r = startOutboxRelay({ pool: tdb.pool, db: tdb.db, table: tables.outbox, broker, logger, ...overrides });
+  const r = startOutboxRelay({ pool: tdb.pool, table: tables.outbox, broker, logger, ...overrides });
   relays.push(r);
   return r;
 }
@@ -112,7 +112,7 @@ test('a failed publish leaves the row unpublished with attempts and last_error, 
   const flaky = {
     isConnected: () => true,
     publish: async (e: EventEnvelope) => {
-      if (failing) throw new Error('simulated nack for amqp://user:hunter2@broker');
+      if (failing) throw new Error("simulated nack for amqp://user:hunter2@broker, it's a 'quote'; DROP TABLE x; --\u0000");
       await broker.publish(e);
     },
   };
@@ -128,6 +128,8 @@ test('a failed publish leaves the row unpublished with attempts and last_error, 
   const [row] = await tdb.db.select().from(tables.outbox).where(eq(tables.outbox.id, e.id));
   expect(row!.publishedAt).toBeNull();
   expect(row!.lastError).toContain('simulated nack');
+  // Written as an SQL literal: quotes kept as text, nothing executed, the NUL Postgres cannot store dropped.
+  expect(row!.lastError).toContain("it's a 'quote'; DROP TABLE x; --");
   expect(row!.lastError).not.toContain('hunter2');
   expect(probe.messages).toHaveLength(0);
 

@@ -46,7 +46,7 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
         crashAfterCommit: config.FAULT_CRASH_AFTER_COMMIT,
       });
 
-      const relay = startOutboxRelay({ pool: ctx.pool, db: ctx.db, table: outbox, broker: ctx.broker, logger: ctx.logger });
+      const relay = startOutboxRelay({ pool: ctx.pool, table: outbox, broker: ctx.broker, logger: ctx.logger });
       ctx.onStop('outbox relay', () => relay.stop());
       const calendarResults = startConsumer({
         broker: ctx.broker,

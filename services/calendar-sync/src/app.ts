@@ -63,7 +63,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
 
   // Registered in start order; stopped in reverse (refresher and consumer first, the client last).
   ctx.onStop('availability client', () => availability.close());
-  const relay = startOutboxRelay({ pool, db, table: outbox, broker, logger });
+  const relay = startOutboxRelay({ pool, table: outbox, broker, logger });
   ctx.onStop('outbox relay', () => relay.stop());
   const consumer = startConsumer({
     broker,
