@@ -68,6 +68,17 @@ if (av) {
   rows.push(['Slots through the gateway, 50 concurrent: p50', `${n(g?.p50_ms)} ms`, '≤ 10 ms', `${n(base?.p50_ms)} ms (bare Node HTTP, same ${av.http?.response_bytes} B body)`, `${n(g?.p50_ms / Math.max(base?.p50_ms, 1))}×`, ok(g?.p50_ms <= 10)]);
   rows.push(['Slots through the gateway, 50 concurrent: p99', `${n(g?.p99_ms)} ms`, '≤ 30 ms', `${n(base?.p99_ms)} ms`, `${n(g?.p99_ms / Math.max(base?.p99_ms, 1))}×`, ok(g?.p99_ms <= 30)]);
   rows.push(['Slots through the gateway, 50 concurrent: throughput', `${n(g?.requests_per_s, 0)} req/s`, '–', `${n(base?.requests_per_s, 0)} req/s`, `${n((100 * g?.requests_per_s) / base?.requests_per_s)} %`, '–']);
+  if (g?.cpu_us_per_request) {
+    const direct = av.http?.availability_direct;
+    rows.push([
+      'Slots: CPU per request (µs, from /proc)',
+      `gateway ${n(g.cpu_us_per_request.gateway, 0)} + availability ${n(g.cpu_us_per_request.availability, 0)} behind it; availability alone ${n(direct?.cpu_us_per_request?.availability, 0)} (${n(direct?.requests_per_s, 0)} req/s, p50 ${n(direct?.p50_ms)} ms)`,
+      '–',
+      '–',
+      '–',
+      '–',
+    ]);
+  }
 }
 if (bk) {
   rows.push(['Booking creates through the gateway, 32 clients, distinct slots', `${n(bk.http.bookings_per_s)} /s`, '≥ 40 % of pgbench', `${n(bk.pgbench.tps)} tps (pgbench, same SQL transaction)`, `${n(100 * bk.ratio_of_pgbench)} %`, ok(bk.ratio_of_pgbench >= 0.4)]);
@@ -86,6 +97,30 @@ if (e2e) {
       '–',
       `${n(2000 / e2e.scenario.rate_per_s)} ms available per Booking on 2 cores at ${e2e.scenario.rate_per_s}/s`,
       `${n((100 * total) / (2000 / e2e.scenario.rate_per_s))} %`,
+      '–',
+    ]);
+  }
+  if (e2e.machine_cpu_ms_per_booking) {
+    const cpu = e2e.machine_cpu_ms_per_booking;
+    const total = Object.values(cpu).reduce((a, b) => a + b, 0);
+    rows.push([
+      '… CPU per Booking on the whole machine (every process, incl. Postgres, RabbitMQ, Radicale, load generator)',
+      `${n(total)} ms (${Object.entries(cpu).map(([k, v]) => `${k} ${n(v)}`).join(', ')})`,
+      '–',
+      `${n(2000 / e2e.scenario.rate_per_s)} ms available`,
+      `${n((100 * total) / (2000 / e2e.scenario.rate_per_s))} %`,
+      '–',
+    ]);
+  }
+  if (e2e.stages_ms) {
+    const st = e2e.stages_ms;
+    const f = (k) => (st[k] ? `${n(st[k].p50)} / ${n(st[k].p99)}` : '–');
+    rows.push([
+      '… where the time goes, p50 / p99 ms',
+      `create request ${f('create_request')}; 201 → relay round ${f('created_to_relay_round')}; relay round → webhook-dispatch inbox ${f('relay_round_to_dispatch_inbox')}; inbox → delivered ${f('dispatch_inbox_to_delivered')}`,
+      '–',
+      '–',
+      '–',
       '–',
     ]);
   }
@@ -133,7 +168,10 @@ ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
   exclusion constraint + outbox row) with 32 clients for the same time.
 - **Create → webhook** (tests-e2e/bench/create-to-webhook.bench.ts): the whole system as separate
   processes (all six services, Radicale), creates at a steady rate, time from each 201 to the
-  booking.created delivery at a local receiver.
+  booking.created delivery at a local receiver. CPU per Booking is read from /proc for every process
+  on the machine over the run. The stages come from the services' own rows (outbox \`published_at\` is
+  the start of the relay round that published the event, so "201 → relay round" is negative when the
+  relay had the event before the client had its answer).
 - **Webhook dispatch alone** (services/webhook-dispatch/bench/dispatch.bench.ts) and **calendar reads**
   (services/calendar-sync/bench/busy.bench.ts) locate where time goes in the paths above.
 
