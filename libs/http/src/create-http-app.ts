@@ -8,6 +8,7 @@ import { healthz, metrics, readyz, type ReadinessChecks } from './health.routes'
 import { createHttpMetrics } from './http-metrics';
 import { inputGuard } from './input-guard.middleware';
 import { jsonBody } from './json-body.middleware';
+import { preExpressListener } from './pre-express';
 import { requestContextMiddleware } from './request-context.middleware';
 import { RouteTable, type HttpMethod } from './route-table';
 
@@ -54,11 +55,17 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   app.set('etag', false);
 
   const httpMetrics = createHttpMetrics(opts.service);
-  const server = new GracefulServer(app, opts.logger, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const context = requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, trustForwarded: opts.trustForwardedContext ?? false });
+  const errors = errorMiddleware(opts.logger);
+  // A fastPath installed right after these two (and after routes only) takes its requests before
+  // express (pre-express.ts); the rest goes to the app.
+  const server: GracefulServer = new GracefulServer(app, opts.logger, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS, () =>
+    preExpressListener(app, [context, server.connectionCloseWhileStopping], errors),
+  );
   const routes = new RouteTable(app);
   let finalized = false;
 
-  app.use(requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, trustForwarded: opts.trustForwardedContext ?? false }));
+  app.use(context);
   app.use(server.connectionCloseWhileStopping);
 
   function route(method: HttpMethod, path: string, ...args: Array<RouteOptions | RequestHandler>): void {
@@ -75,7 +82,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     if (finalized) return;
     finalized = true;
     routes.installFallbacks();
-    app.use(errorMiddleware(opts.logger));
+    app.use(errors);
   }
 
   return {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /**
@@ -118,12 +119,35 @@ export function fastPath(routes: FastRoute[], opts: { before?: FastStep[] } = {}
     return undefined;
   }
 
-  return (req, res, next) => {
-    if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return next();
-    const found = match(req.url);
-    if (!found) return next();
+  /** The route this request takes, before any side effect; undefined: the router's to decide. */
+  const take: FastPathTaker = (req) => {
+    if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+    const found = match(req.url!);
+    if (!found) return undefined;
     const [compiled, params] = found;
-    (req as WithMatch)[MATCHED] = { params, pattern: compiled.pattern };
-    runSteps(compiled.steps, 0, req, res, next);
+    return (r, res, next) => {
+      (r as WithMatch)[MATCHED] = { params, pattern: compiled.pattern };
+      runSteps(compiled.steps, 0, r, res, next);
+    };
   };
+  const middleware: RequestHandler = (req, res, next) => {
+    const run = take(req);
+    if (!run) return next();
+    run(req, res, next);
+  };
+  return Object.assign(middleware, { [FAST_PATH]: take });
+}
+
+/**
+ * Decides, from method, headers and URL only, whether a fast path takes a request: the steps to run
+ * (as the middleware would, from where it sits), or undefined.
+ */
+export type FastPathTaker = (req: IncomingMessage) => ((req: Request, res: Response, next: NextFunction) => void) | undefined;
+
+/** Where createHttpApp finds the taker of a fastPath middleware, to run it before express (pre-express.ts). */
+export const FAST_PATH = Symbol('fastPath');
+
+/** The taker of a middleware made by fastPath(), if it is one. */
+export function fastPathTakerOf(handler: unknown): FastPathTaker | undefined {
+  return typeof handler === 'function' ? (handler as { [FAST_PATH]?: FastPathTaker })[FAST_PATH] : undefined;
 }

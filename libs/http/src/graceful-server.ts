@@ -1,7 +1,8 @@
-import http from 'node:http';
+import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express, RequestHandler } from 'express';
 import type { Logger } from '@sched/logger';
+import { expressMessageClasses } from './pre-express';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 const IDLE_SWEEP_MS = 50;
@@ -15,6 +16,8 @@ export class GracefulServer {
     private readonly app: Express,
     private readonly logger: Logger,
     private readonly defaultTimeoutMs: number,
+    /** The request listener, made when listening starts; the app itself by default. */
+    private readonly listener: () => RequestListener = () => app,
   ) {}
 
   get stopping(): boolean {
@@ -28,7 +31,8 @@ export class GracefulServer {
   };
 
   listen(port: number, host: string): Promise<http.Server> {
-    const server = http.createServer(this.app);
+    // Requests and responses are born express's (pre-express.ts): app.handle need not reshape them.
+    const server = http.createServer(expressMessageClasses(this.app), this.listener());
     // Callers (the gateway, other services) keep connections alive. A server that closes an idle one
     // while a caller reuses it causes a reset; keep idle connections longer than any caller's pool
     // does (internal clients drop theirs after 30 s), as load balancers expect too.

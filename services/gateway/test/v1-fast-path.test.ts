@@ -5,7 +5,9 @@ import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from './support/
 
 /**
  * The fast path (v1-fast-path.ts) takes exact, plain v1 GETs; the router takes everything else,
- * e.g. the same path with a trailing slash. Both must answer byte for byte alike.
+ * e.g. the same path with a trailing slash. Both must answer byte for byte alike. The gateway's own
+ * server runs the fast path before express (libs/http pre-express.ts); a plain node server on the same
+ * app runs it as express middleware: all three must answer alike.
  */
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -24,6 +26,11 @@ let gw: RunningGateway;
 let key: string;
 let narrowKey: string;
 const seen: string[] = [];
+/** The gateway's express app behind a plain node server (no pre-express path). */
+let viaExpress: http.Server;
+let expressUrl: string;
+/** Requests that entered express (app.handle) on either server. */
+let handled = 0;
 
 async function apiKey(ws: string, scopes: string[]): Promise<string> {
   const res = await call(gw.url, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, { token: ADMIN_TOKEN, json: { name: 'k', scopes, rate_limit: { limit: 100000, window_seconds: 60 } } });
@@ -43,12 +50,24 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   gw = await startGateway(db, `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  const app = gw.app.http.app;
+  // express's entry point (not in its types): counts the requests that entered express.
+  const entry = app as unknown as { handle: (...args: unknown[]) => unknown };
+  const handle = entry.handle.bind(app);
+  entry.handle = (...args: unknown[]) => {
+    handled++;
+    return handle(...args);
+  };
+  viaExpress = http.createServer(app);
+  await new Promise<void>((r) => viaExpress.listen(0, '127.0.0.1', r));
+  expressUrl = `http://127.0.0.1:${(viaExpress.address() as AddressInfo).port}`;
   const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Fast' } })).body.data.id;
   key = await apiKey(ws, ['event_types:read', 'slots:read', 'bookings:read', 'booking_invitations:read']);
   narrowKey = await apiKey(ws, ['bookings:read']);
 });
 
 afterAll(async () => {
+  await new Promise<void>((r) => viaExpress.close(() => r()));
   await gw.close();
   await new Promise<void>((r) => upstream.close(() => r()));
   await db.drop();
@@ -60,8 +79,8 @@ interface Raw {
   body: Buffer;
 }
 
-function get(path: string, headers: Record<string, string>, method = 'GET'): Promise<Raw> {
-  const url = new URL(gw.url);
+function get(path: string, headers: Record<string, string>, method = 'GET', base = gw.url): Promise<Raw> {
+  const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: url.hostname, port: url.port, path, method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -70,8 +89,8 @@ function get(path: string, headers: Record<string, string>, method = 'GET'): Pro
         const out: string[] = [];
         for (let i = 0; i < res.rawHeaders.length; i += 2) {
           const name = res.rawHeaders[i]!;
-          // The clock and the count in the window move between the two requests; their presence and place do not.
-          const value = /^(date|ratelimit-remaining|ratelimit-reset)$/i.test(name) ? '*' : res.rawHeaders[i + 1];
+          // The clock and the count in the window move between the requests (and so may a 429's wait); their presence and place do not.
+          const value = /^(date|ratelimit-remaining|ratelimit-reset)$/i.test(name) || (name.toLowerCase() === 'retry-after' && res.statusCode === 429) ? '*' : res.rawHeaders[i + 1];
           out.push(`${name}: ${value}`);
         }
         resolve({ status: res.statusCode!, headers: out, body: Buffer.concat(chunks) });
@@ -82,11 +101,25 @@ function get(path: string, headers: Record<string, string>, method = 'GET'): Pro
   });
 }
 
-/** The same request on the fast path (exact path) and through the router (trailing slash, which express matches too). */
+/**
+ * The same request on the fast path (exact path) and through the router (trailing slash, which express
+ * matches too). The fast path's answer is the pre-express one, checked against the same exact request
+ * through express's fastPath middleware (the same app behind a plain node server) first.
+ */
 async function both(path: string, headers: Record<string, string>, method = 'GET'): Promise<[Raw, Raw]> {
   const [p, q] = path.split('?') as [string, string | undefined];
   const viaRouter = `${p}/${q === undefined ? '' : `?${q}`}`;
-  return [await get(path, { ...headers, 'x-request-id': 'req_same' }, method), await get(viaRouter, { ...headers, 'x-request-id': 'req_same' }, method)];
+  const sent = { ...headers, 'x-request-id': 'req_same' };
+  const entered = handled;
+  const preExpress = await get(path, sent, method);
+  // A GET the fast path takes never enters express on the gateway's own server.
+  if (method === 'GET') expect(handled).toBe(entered);
+  const fast = await get(path, sent, method, expressUrl);
+  expect(handled).toBe(entered + (method === 'GET' ? 1 : 2));
+  expect(preExpress.status).toBe(fast.status);
+  expect(preExpress.headers).toEqual(fast.headers);
+  expect(preExpress.body.equals(fast.body)).toBe(true);
+  return [preExpress, await get(viaRouter, sent, method)];
 }
 
 describe('the v1 fast path', () => {
@@ -106,8 +139,8 @@ describe('the v1 fast path', () => {
     expect(fast.status).toBe(routed.status);
     expect(fast.headers).toEqual(routed.headers);
     expect(fast.body.equals(routed.body)).toBe(true);
-    // Both were forwarded, each with its own path as received.
-    expect(seen.slice(before)).toHaveLength(2);
+    // All three were forwarded, each with its own path as received.
+    expect(seen.slice(before)).toHaveLength(3);
   });
 
   it.each([
@@ -138,6 +171,20 @@ describe('the v1 fast path', () => {
       expect(fast.headers).toEqual(routed.headers);
       expect(fast.body.equals(routed.body)).toBe(true);
     }
+  });
+
+  it('answers 429 exactly as the router does', async () => {
+    const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Limited' } })).body.data.id;
+    const res = await call(gw.url, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, { token: ADMIN_TOKEN, json: { name: 'k', scopes: ['slots:read'], rate_limit: { limit: 1, window_seconds: 3600 } } });
+    const headers = { authorization: `Bearer ${res.body.data.key as string}` };
+    expect((await get('/v1/event-types/evt_1/slots', headers)).status).toBe(200);
+    const before = seen.length;
+    const [fast, routed] = await both('/v1/event-types/evt_1/slots', headers);
+    expect(fast.status).toBe(429);
+    expect(fast.headers.some((h) => h.startsWith('Retry-After: '))).toBe(true);
+    expect(fast.headers).toEqual(routed.headers);
+    expect(fast.body.equals(routed.body)).toBe(true);
+    expect(seen.length).toBe(before);
   });
 
   it('counts each request once against the rate limit', async () => {
