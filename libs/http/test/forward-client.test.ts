@@ -98,6 +98,37 @@ async function failure(p: Promise<unknown>): Promise<UpstreamError> {
   return err as UpstreamError;
 }
 
+/**
+ * A raw TCP server that records each whole request (head and content-length body) as the bytes on the
+ * wire, and answers every one with `answer`.
+ */
+async function startCaptureServer(answer: Buffer): Promise<{ baseUrl: string; captured: string[]; close(): Promise<void> }> {
+  const captured: string[] = [];
+  const sockets = new Set<net.Socket>();
+  const raw = net.createServer((sock) => {
+    sockets.add(sock);
+    let buffered = '';
+    sock.on('data', (d) => {
+      buffered += d.toString('latin1');
+      const end = buffered.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end));
+      if (end < 0 || buffered.length < end + 4 + Number(length?.[1] ?? 0)) return;
+      captured.push(buffered);
+      buffered = '';
+      sock.write(answer);
+    });
+  });
+  await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`,
+    captured,
+    close: async () => {
+      sockets.forEach((sock) => sock.destroy());
+      await new Promise((r) => raw.close(r));
+    },
+  };
+}
+
 describe('forward client', () => {
   let upstream: Awaited<ReturnType<typeof startUpstream>>;
   let client: ForwardClient;
@@ -219,24 +250,8 @@ describe('forward client', () => {
   });
 
   it('sends the same request bytes as the got 11 reference client, apart from accept-encoding', async () => {
-    const captured: string[] = [];
-    const sockets = new Set<net.Socket>();
-    const raw = net.createServer((sock) => {
-      sockets.add(sock);
-      let buffered = '';
-      sock.on('data', (d) => {
-        buffered += d.toString('latin1');
-        // Answer once the whole request (head and content-length body) is in.
-        const end = buffered.indexOf('\r\n\r\n');
-        const length = /\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end));
-        if (end < 0 || buffered.length < end + 4 + Number(length?.[1] ?? 0)) return;
-        captured.push(buffered);
-        buffered = '';
-        sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
-      });
-    });
-    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
-    const baseUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    const server = await startCaptureServer(Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}'));
+    const { baseUrl, captured } = server;
     const got = createGotReferenceClient({ baseUrl, timeoutMs: 500 });
     const fwd = createForwardClient({ baseUrl, timeoutMs: 500 });
     const shapes: Array<[string, string, { headers?: Record<string, string>; body?: string }]> = [
@@ -257,32 +272,18 @@ describe('forward client', () => {
     } finally {
       got.close();
       fwd.close();
-      sockets.forEach((s) => s.destroy());
-      await new Promise((r) => raw.close(r));
+      await server.close();
     }
   });
 });
 
 describe('internal client: the same bytes as got', () => {
   it('sends json bodies, searchParams and headers exactly as the got 11 client did (apart from accept-encoding), and reads answers alike', async () => {
-    const captured: string[] = [];
-    const sockets = new Set<net.Socket>();
-    const raw = net.createServer((sock) => {
-      sockets.add(sock);
-      let buffered = '';
-      sock.on('data', (d) => {
-        buffered += d.toString('latin1');
-        const end = buffered.indexOf('\r\n\r\n');
-        const length = /\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end));
-        if (end < 0 || buffered.length < end + 4 + Number(length?.[1] ?? 0)) return;
-        captured.push(buffered);
-        buffered = '';
-        const answer = Buffer.from('{"n":"Zoë"}');
-        sock.write(Buffer.concat([Buffer.from(`HTTP/1.1 409 Conflict\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${answer.length}\r\n\r\n`), answer]));
-      });
-    });
-    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
-    const baseUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    const answer = Buffer.from('{"n":"Zoë"}');
+    const server = await startCaptureServer(
+      Buffer.concat([Buffer.from(`HTTP/1.1 409 Conflict\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${answer.length}\r\n\r\n`), answer]),
+    );
+    const { baseUrl, captured } = server;
     const got = createGotReferenceClient({ baseUrl, timeoutMs: 500 });
     const ours = createInternalClient({ baseUrl, timeoutMs: 500 });
     const shapes: Array<[string, string, Parameters<typeof ours.request>[2]]> = [
@@ -303,8 +304,7 @@ describe('internal client: the same bytes as got', () => {
     } finally {
       got.close();
       ours.close();
-      sockets.forEach((s) => s.destroy());
-      await new Promise((r) => raw.close(r));
+      await server.close();
     }
   });
 });
