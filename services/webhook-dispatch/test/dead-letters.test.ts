@@ -14,7 +14,8 @@ import {
   deliveriesOf,
   startDispatch,
   startPublisher,
-  startReceiver,
+  receiverPool,
+  sleep,
   type DispatchUnderTest,
   type Publisher,
   type Receiver,
@@ -24,14 +25,8 @@ let db: TestDatabase;
 let amqp: TestAmqp;
 let svc: DispatchUnderTest;
 let pub: Publisher;
-const receivers: Receiver[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const receivers = receiverPool();
+const receiver = receivers.start;
 
 async function dispatchDlq(): Promise<any> {
   const res = await call(svc.url, 'GET', '/admin/v1/dead-letters?limit=20');
@@ -67,7 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await pub?.close();
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await cleanupBroker(amqp, [{ service: 'booking', retryDelaysMs: [] }, { service: 'availability' }]);
   await db?.drop();
 });

@@ -9,25 +9,19 @@ import {
   deliveriesOf,
   startDispatch,
   startPublisher,
-  startReceiver,
+  receiverPool,
+  sleep,
   type DispatchUnderTest,
   type Publisher,
-  type Receiver,
 } from './support/dispatch-harness';
 
 let db: TestDatabase;
 let amqp: TestAmqp;
 let svc: DispatchUnderTest;
 let pub: Publisher;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+const receiver = receivers.start;
 
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   db = await createTestDatabase({ services: ['webhook-dispatch'] });
@@ -43,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await pub?.close();
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await cleanupBroker(amqp);
   await db?.drop();
 });

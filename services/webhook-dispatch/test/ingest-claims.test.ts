@@ -10,10 +10,10 @@ import {
   deliveriesOf,
   startDispatch,
   startPublisher,
-  startReceiver,
+  receiverPool,
+  sleep,
   type DispatchUnderTest,
   type Publisher,
-  type Receiver,
 } from './support/dispatch-harness';
 
 /**
@@ -29,14 +29,8 @@ let svc: DispatchUnderTest;
 let pub: Publisher;
 let servicePool: Pool;
 let serviceDb: Db;
-const receivers: Receiver[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const receivers = receiverPool();
+const receiver = receivers.start;
 
 /** Deliveries the worker's rounds claimed (they log how many at debug level). */
 function claimedByRounds(logs: string[]): number {
@@ -63,7 +57,7 @@ afterAll(async () => {
   await svc?.stop();
   await servicePool?.end();
   await pub?.close();
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await cleanupBroker(amqp);
   await db?.drop();
 });

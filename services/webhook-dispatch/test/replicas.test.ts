@@ -4,6 +4,7 @@ import {
   cleanupBroker,
   createEndpoint,
   deliveriesOf,
+  sleep,
   startDispatch,
   startPublisher,
   startReceiver,
@@ -18,7 +19,6 @@ let a: DispatchUnderTest;
 let b: DispatchUnderTest;
 let pub: Publisher;
 let rec: Receiver;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   db = await createTestDatabase({ services: ['webhook-dispatch'] });

@@ -127,6 +127,23 @@ export async function startReceiver(fn: (n: number) => Reply = () => ({ status: 
   };
 }
 
+/** Receivers a test file starts, closed together in its afterAll. */
+export function receiverPool(): { start: typeof startReceiver; closeAll(): Promise<void> } {
+  const started: Receiver[] = [];
+  return {
+    start: async (...args) => {
+      const r = await startReceiver(...args);
+      started.push(r);
+      return r;
+    },
+    closeAll: async () => {
+      await Promise.all(started.splice(0).map((r) => r.close()));
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 export function aBooking(overrides: Partial<Booking> = {}): Booking {
   const created = toTimestamp(new Date());
   return {
