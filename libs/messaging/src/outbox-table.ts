@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, index, integer, jsonb, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
 import type { AnyPgDatabase } from './db-types';
 import { assertEnvelope, type EventEnvelope } from './envelope';
@@ -41,15 +41,21 @@ export function outboxSchemaName(table: OutboxTable): string {
 }
 
 /**
+ * The outbox INSERT of one event, with the relay's NOTIFY riding on it (delivered only when the
+ * caller commits). For a caller that folds it into a larger statement as a data-modifying WITH;
+ * enqueueEvent runs it on its own.
+ */
+export function enqueueEventSql(table: OutboxTable, envelope: EventEnvelope): SQL {
+  assertEnvelope(envelope);
+  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, '')`;
+  return sql`INSERT INTO ${table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`;
+}
+
+/**
  * Adds the event to the outbox inside the caller's transaction. The NOTIFY is
  * transactional too: Postgres delivers it only on commit, so the relay wakes up right
- * after the commit and never for a rolled-back event.
+ * after the commit and never for a rolled-back event. One round trip.
  */
 export async function enqueueEvent(tx: AnyPgDatabase, table: OutboxTable, envelope: EventEnvelope): Promise<void> {
-  assertEnvelope(envelope);
-  // One round trip: the notify rides on the insert (delivered to the relay only when the caller commits).
-  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, '')`;
-  await tx.execute(
-    sql`INSERT INTO ${table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`,
-  );
+  await tx.execute(enqueueEventSql(table, envelope));
 }

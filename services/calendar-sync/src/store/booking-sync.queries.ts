@@ -1,12 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Booking, CalendarErrorCode } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
-import { assertEnvelope, outboxChannel } from '@sched/messaging';
+import { enqueueEventSql } from '@sched/messaging';
 import type { OutboxEvent, SyncRecord, SyncRecordChange } from '../domain/ports';
 import { bookingSyncs as b, outbox } from './schema';
-
-/** The relay's wake-up channel (enqueueEvent's NOTIFY). */
-const OUTBOX_CHANNEL = outboxChannel('calendar_sync');
 
 type Q = Db | DbTx;
 
@@ -110,7 +107,7 @@ const RETURNED = sql.raw(
 
 /**
  * Records the write's outcome and enqueues its event in one statement: the outbox insert (with the
- * relay's NOTIFY, as enqueueEvent writes it) rides on the update as a data-modifying WITH.
+ * relay's NOTIFY: libs/messaging enqueueEventSql) rides on the update as a data-modifying WITH.
  */
 export async function updateSyncRecord(db: Q, record: SyncRecord, change: SyncRecordChange, event: OutboxEvent | null): Promise<SyncRecord> {
   const update = sql`
@@ -121,12 +118,8 @@ export async function updateSyncRecord(db: Q, record: SyncRecord, change: SyncRe
     RETURNING ${RETURNED}`;
   let query = update;
   if (event) {
-    assertEnvelope(event);
     query = sql`
-      WITH enqueued AS (
-        INSERT INTO ${outbox} (id, type, workspace_id, payload)
-        SELECT ${event.id}, ${event.type}, ${event.workspace_id}, ${JSON.stringify(event)}::jsonb FROM (SELECT pg_notify(${OUTBOX_CHANNEL}, '')) AS n
-        RETURNING 1)
+      WITH enqueued AS (${enqueueEventSql(outbox, event)} RETURNING 1)
       ${update}`;
   }
   const res = await db.execute<SyncRow>(query);
