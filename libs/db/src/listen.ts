@@ -41,7 +41,8 @@ export function startNotificationListener(opts: NotificationListenerOptions): No
   const who = opts.label ? `${opts.label} ` : '';
   const meanwhile = opts.meanwhile ?? 'reconnecting';
   let stopped = false;
-  let client: PoolClient | undefined;
+  /** The connection holding LISTEN, with the one way to let it go. */
+  let current: { client: PoolClient; release: (err?: Error) => void } | undefined;
   let timer: NodeJS.Timeout | undefined;
   let connecting: Promise<void> | undefined;
 
@@ -65,18 +66,21 @@ export function startNotificationListener(opts: NotificationListenerOptions): No
     const release = (err?: Error) => {
       if (released) return;
       released = true;
-      const wasListening = client === c;
-      if (wasListening) client = undefined;
+      const wasListening = current?.client === c;
+      if (wasListening) current = undefined;
       c.release(err ?? true); // destroyed, never back in the pool: the session holds LISTEN state
       if (wasListening && !stopped) opts.onLost?.();
     };
+    // A broken connection reports 'error' and then 'end' (or only 'end'): handled once.
     const lost = (err: Error) => {
+      if (released) return;
       release(err);
       if (stopped) return;
       opts.logger.warn(`${who}LISTEN connection lost; ${meanwhile}`, { channel: opts.channel, error: err.message });
       retry();
     };
     c.on('error', lost);
+    c.on('end', () => lost(new Error('connection ended')));
     c.on('notification', (n) => {
       if (n.channel === opts.channel) opts.onNotification(n.payload ?? '');
     });
@@ -86,20 +90,18 @@ export function startNotificationListener(opts: NotificationListenerOptions): No
       return lost(err instanceof Error ? err : new Error(String(err)));
     }
     if (stopped) return release();
-    client = c;
+    current = { client: c, release };
     opts.onListening?.();
   }
 
   connecting = connect();
   return {
-    isListening: () => client !== undefined,
+    isListening: () => current !== undefined,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
       await connecting;
-      const c = client;
-      client = undefined;
-      c?.release(true);
+      current?.release();
     },
   };
 }
