@@ -1,5 +1,6 @@
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { Pool, QueryResult } from 'pg';
+import { quoteIdent, startNotificationListener } from '@sched/db';
 import type { Broker, MessagingLogger } from './broker';
 import type { EventEnvelope } from './envelope';
 import { describeError } from './message-headers';
@@ -28,10 +29,6 @@ export interface OutboxRelay {
 }
 
 const LISTEN_RETRY_MS = 1000;
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
 /** A string as an SQL literal (standard_conforming_strings is on since Postgres 9.1): quotes doubled, NULs dropped. */
 function literal(value: string): string {
@@ -66,9 +63,6 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let failureStreak = 0;
   let backoffUntil = 0;
   let backoffTimer: NodeJS.Timeout | undefined;
-  let listener: { client: PoolClient; release: (err?: Error) => void } | undefined;
-  let listenTimer: NodeJS.Timeout | undefined;
-  let listening: Promise<void> | undefined;
 
   const pollTimer = setInterval(() => kick(), opts.pollIntervalMs ?? 1000);
 
@@ -189,54 +183,16 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  function scheduleListen(): void {
-    if (stopped || listenTimer) return;
-    listenTimer = setTimeout(() => {
-      listenTimer = undefined;
-      listening = listen();
-    }, LISTEN_RETRY_MS);
-  }
-
-  async function listen(): Promise<void> {
-    let client: PoolClient;
-    try {
-      client = await opts.pool.connect();
-    } catch (err) {
-      if (stopped) return;
-      log.warn('outbox relay cannot LISTEN; polling meanwhile', { channel, error: describeError(err) });
-      return scheduleListen();
-    }
-    let released = false;
-    const release = (err?: Error): void => {
-      if (released) return;
-      released = true;
-      if (listener?.client === client) listener = undefined;
-      // Destroyed, never returned to the pool: the session still has LISTEN state.
-      client.release(err ?? true);
-    };
-    const lost = (err: Error): void => {
-      if (released) return;
-      release(err);
-      if (stopped) return;
-      log.warn('outbox relay LISTEN connection lost; polling meanwhile', { channel, error: describeError(err) });
-      scheduleListen();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost(new Error('connection ended')));
-    client.on('notification', (n) => {
-      if (n.channel === channel) kick();
-    });
-    try {
-      await client.query(`LISTEN ${quoteIdent(channel)}`);
-    } catch (err) {
-      return lost(err instanceof Error ? err : new Error(String(err)));
-    }
-    if (stopped) return release();
-    listener = { client, release };
-    kick(); // rows committed while nobody was listening
-  }
-
-  listening = listen();
+  const listener = startNotificationListener({
+    pool: opts.pool,
+    channel,
+    onNotification: () => kick(),
+    onListening: () => kick(), // rows committed while nobody was listening
+    logger: log,
+    retryMs: LISTEN_RETRY_MS,
+    label: 'outbox relay',
+    meanwhile: 'polling meanwhile',
+  });
   kick();
 
   return {
@@ -244,9 +200,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       stopped = true;
       clearInterval(pollTimer);
       if (backoffTimer) clearTimeout(backoffTimer);
-      if (listenTimer) clearTimeout(listenTimer);
-      await listening;
-      listener?.release();
+      await listener.stop();
       while (rounds.size > 0) await Promise.allSettled([...rounds]);
     },
   };
