@@ -1,13 +1,10 @@
-import type { Db, DbTx } from '@sched/db';
+import type { Db } from '@sched/db';
 import { startConsumer, type Broker, type Consumer, type MessagingLogger } from '@sched/messaging';
 import { inbox } from '../store/schema';
 import { BOOKING_EVENT_TYPES, handleBookingChanged } from './booking-changed.handler';
 import { handleCalendarConnectionUpdated } from './calendar-connection-updated.handler';
 
-const HANDLERS: Record<string, (envelope: Parameters<typeof handleBookingChanged>[0], tx: DbTx) => Promise<void>> = {
-  ...Object.fromEntries(BOOKING_EVENT_TYPES.map((t) => [t, handleBookingChanged])),
-  'calendar.connection_updated': handleCalendarConnectionUpdated,
-};
+const CALENDAR_EVENT = 'calendar.connection_updated';
 const BOOKING_EVENTS = new Set<string>(BOOKING_EVENT_TYPES);
 
 /**
@@ -20,16 +17,16 @@ export function startAvailabilityConsumer(deps: { broker: Broker; db: Db; logger
     db: deps.db,
     inbox,
     service: 'availability',
-    bindings: Object.keys(HANDLERS),
+    bindings: [...BOOKING_EVENT_TYPES, CALENDAR_EVENT],
     retryDelaysMs: deps.retryDelaysMs,
     logger: deps.logger,
     // The booked-interval upsert keeps the highest version, so a redelivered Booking event changes
     // nothing: those skip the inbox and its transaction (one statement instead of four).
     idempotent: { accepts: (envelope) => BOOKING_EVENTS.has(envelope.type), handler: (envelope, db) => handleBookingChanged(envelope, db) },
+    // Calendar events go through the inbox. Only bound kinds arrive; anything else is acknowledged
+    // (its inbox row records that it was seen).
     handler: async (envelope, tx) => {
-      const handle = HANDLERS[envelope.type];
-      // Only bound kinds arrive; anything else is acknowledged (its inbox row records that it was seen).
-      if (handle) await handle(envelope, tx);
+      if (envelope.type === CALENDAR_EVENT) await handleCalendarConnectionUpdated(envelope, tx);
     },
   });
 }
