@@ -7,11 +7,11 @@ import { UpstreamError } from './upstream-error';
  * The gateway's forwarding hop (a routed request passed to its owning service, the answer passed back),
  * on node:http with a keep-alive Agent.
  *
- * Why not got, the internal client everywhere else: this hop runs once per forwarded request, the
- * hottest path of the system, and got's per-request option normalisation, stream plumbing and hooks
- * cost more CPU than the whole rest of the gateway's work on a request (measured on the 2-core VM).
- * This client does only what forwarding needs and keeps got's observable behaviour on this hop, as
- * the gateway used it (createInternalClient with `raw: true`, `retries`):
+ * Why not got, which service-to-service calls used before: on the gateway's hop, the hottest path of
+ * the system, got's per-request option normalisation, stream plumbing and hooks cost more CPU than the
+ * whole rest of the gateway's work on a request (measured on the 2-core VM). This client does only
+ * what those calls need and keeps got 11's observable behaviour (test/support/got-reference.ts is the
+ * reference the tests compare the bytes on the wire with); the internal client is built on it:
  * - URL: base URL + path joined and normalised by WHATWG URL, like got's `prefixUrl`;
  * - headers: `user-agent: sched-internal`, x-request-id of the current context unless given, the
  *   caller's headers, content-length for a body. No `accept-encoding`: got asked for gzip and undid

@@ -47,7 +47,7 @@ export function buildGatewayApp(deps: {
     'calendar-sync': client(config.CALENDAR_SYNC_URL, 'calendar-sync'),
     'webhook-dispatch': client(config.WEBHOOK_DISPATCH_URL, 'webhook-dispatch'),
   };
-  // The booking page's backend calls stay on the internal (got) client.
+  // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
   const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
 
   const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
