@@ -69,7 +69,8 @@ const CLAIM_SQL = `
     RETURNING d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.body, d.attempt_count, d.round_attempts, d.created_at,
               c.url, c.secret_sealed, c.previous_secret_sealed, c.previous_secret_expires_at`;
 
-function toClaimed(r: Record<string, unknown>): ClaimedDelivery {
+/** A delivery row joined with its endpoint's url and secrets, as the claim and ingest statements return it. */
+export function toClaimed(r: Record<string, unknown>): ClaimedDelivery {
   return {
     id: String(r.id),
     workspaceId: String(r.workspace_id),

@@ -1,9 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db, DbTx } from '@sched/db';
 import { DELIVERIES_CHANNEL } from './delivery.queries';
-import type { ClaimedDelivery } from './delivery-worker.queries';
-
-const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+import { toClaimed, type ClaimedDelivery } from './delivery-worker.queries';
 
 export interface IngestEvent {
   workspaceId: string;
@@ -90,23 +88,10 @@ export async function insertEventDeliveries(db: Db | DbTx, e: IngestEvent, c: In
   const fresh = res.rows[0]?.fresh === true;
   const deliveries = res.rows
     .filter((r) => r.id !== null && r.id !== undefined)
+    // The event's own columns are not read back (the body can be large): they are the ones just written.
     .map((r) => ({
       claimed: r.claimed === true,
-      delivery: {
-        id: String(r.id),
-        workspaceId: e.workspaceId,
-        endpointId: String(r.endpoint_id),
-        eventId: e.eventId,
-        eventType: e.eventType,
-        body: e.body,
-        attemptCount: Number(r.attempt_count),
-        roundAttempts: Number(r.round_attempts),
-        createdAt: toDate(r.created_at)!,
-        url: String(r.url),
-        secretSealed: String(r.secret_sealed),
-        previousSecretSealed: r.previous_secret_sealed === null ? null : String(r.previous_secret_sealed),
-        previousSecretExpiresAt: toDate(r.previous_secret_expires_at),
-      },
+      delivery: toClaimed({ ...r, workspace_id: e.workspaceId, event_id: e.eventId, event_type: e.eventType, body: e.body }),
     }));
   return { fresh, deliveries };
 }
