@@ -3,6 +3,9 @@ export { parseIdempotencyKey, IDEMPOTENCY_KEY_FIELD } from './idempotency-key';
 export { canonicalJson, normalizePath, requestFingerprint, scopedKeyId, type IdempotencyScope } from './fingerprint';
 export {
   runIdempotent,
+  idempotencyRowIdentity,
+  replayFoundRow,
+  type FoundIdempotencyRow,
   defaultStorableError,
   isStorableStatus,
   withRequestId,

@@ -86,6 +86,39 @@ function qualifiedName(table: IdempotencyTable): string {
   return `${cfg.schema ?? 'public'}.${cfg.name}`;
 }
 
+/** The key row's primary key and the advisory lock key that guards it (see runIdempotent, step 1). */
+export function idempotencyRowIdentity(table: IdempotencyTable, scope: IdempotencyScope, key: string): { id: string; lockKey: string } {
+  const id = scopedKeyId(scope, key);
+  return { id, lockKey: advisoryLockKey(qualifiedName(table), id) };
+}
+
+/** A live key row found under the lock (see runIdempotent, step 2). */
+export interface FoundIdempotencyRow {
+  fingerprint: string;
+  status: number;
+  body: string;
+  sealed: boolean;
+}
+
+/**
+ * What a request whose key already has a finished row answers: the same fingerprint replays the stored
+ * status and body with this request's `meta.request_id` (`Idempotent-Replayed: true`); another fingerprint
+ * throws `422 idempotency_key_reused`.
+ */
+export function replayFoundRow(
+  found: FoundIdempotencyRow,
+  request: { id: string; fingerprint: string; requestId: string; secretBox?: ResponseSealer },
+): IdempotentOutcome {
+  if (found.fingerprint !== request.fingerprint) throw new DomainError('idempotency_key_reused');
+  const text = found.sealed ? open(request.secretBox, found.body, request.id) : found.body;
+  return {
+    status: found.status,
+    body: withRequestId(JSON.parse(text), request.requestId),
+    replayed: true,
+    headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
+  };
+}
+
 /**
  * Runs a mutation at most once per Idempotency-Key (decisions.md §4), in ONE transaction with its key row:
  *
@@ -106,8 +139,7 @@ export async function runIdempotent<TDb extends AnyPgDatabase>(opts: RunIdempote
     const response = await db.transaction((tx) => opts.execute(tx as TxOf<TDb>));
     return { ...response, replayed: false, headers: {} };
   }
-  const id = scopedKeyId(opts.scope, key);
-  const lockKey = advisoryLockKey(qualifiedName(t), id);
+  const { id, lockKey } = idempotencyRowIdentity(t, opts.scope, key);
   const toStored = opts.storableError ?? defaultStorableError;
   const retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
 
@@ -119,16 +151,7 @@ export async function runIdempotent<TDb extends AnyPgDatabase>(opts: RunIdempote
       .select({ fingerprint: t.fingerprint, status: t.responseStatus, body: t.responseBody, sealed: t.sealed })
       .from(t)
       .where(and(eq(t.id, id), eq(t.workspaceId, opts.scope.workspaceId), gt(t.expiresAt, sql`now()`)));
-    if (found) {
-      if (found.fingerprint !== opts.fingerprint) throw new DomainError('idempotency_key_reused');
-      const text = found.sealed ? open(opts.secretBox, found.body, id) : found.body;
-      return {
-        status: found.status,
-        body: withRequestId(JSON.parse(text), opts.requestId),
-        replayed: true,
-        headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
-      };
-    }
+    if (found) return replayFoundRow(found, { id, fingerprint: opts.fingerprint, requestId: opts.requestId, secretBox: opts.secretBox });
 
     let response: StoredResponse;
     try {

@@ -1,12 +1,13 @@
 import type { Logger } from '@sched/logger';
 import { startIdempotencyCleanup } from '@sched/idempotency';
-import { startConsumer, startOutboxRelay, type Consumer } from '@sched/messaging';
+import { outboxChannel, outboxSchemaName, startConsumer, startOutboxRelay, type Consumer } from '@sched/messaging';
 import { createCursorCodec } from '@sched/pagination';
 import { runService, type RunningService } from '@sched/runtime';
 import type { BookingConfig } from './config';
 import { CALENDAR_RESULT_BINDINGS, calendarResultHandler } from './events/calendar-result.handler';
 import { createSlotChecker } from './http/availability.client';
 import { registerBookingRoutes } from './http/booking.routes';
+import { createBookingBatcher } from './store/create-batch.queries';
 import { idempotencyKeys, inbox, outbox } from './store/schema';
 
 export interface StartBookingOptions {
@@ -41,6 +42,12 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
       registerBookingRoutes(ctx.http, {
         db: ctx.db,
         slots,
+        creates: createBookingBatcher({
+          pool: ctx.pool,
+          outboxChannel: outboxChannel(outboxSchemaName(outbox)),
+          maxInFlight: config.CREATE_BATCHES_IN_FLIGHT,
+          maxBatch: config.CREATE_BATCH_MAX,
+        }),
         cursors: createCursorCodec(config.CURSOR_SECRET),
         clock,
         crashAfterCommit: config.FAULT_CRASH_AFTER_COMMIT,

@@ -7,6 +7,13 @@ const schema = serviceEnv('booking', 8081).extend({
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
   /** Bound on one slot check; then the request fails closed (504 upstream_unavailable). */
   SLOT_CHECK_TIMEOUT_MS: env.int(3000, 50),
+  /**
+   * Group commit of creates (docs/booking.md): batches in the database at once, each on its own pooled
+   * connection. Creates that arrive while they run wait and go in together as the next batch.
+   */
+  CREATE_BATCHES_IN_FLIGHT: env.int(2, 1),
+  /** Most creates in one batch (one transaction). */
+  CREATE_BATCH_MAX: env.int(64, 1),
   /** How often expired idempotency keys (older than 24 h) are deleted. */
   IDEMPOTENCY_CLEANUP_INTERVAL_MS: env.int(60_000, 1000),
   /**

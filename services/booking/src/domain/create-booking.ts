@@ -1,4 +1,4 @@
-import { newId, type BookingSource } from '@sched/contracts';
+import { newId, type BookingSource, type SlotCheckResponse } from '@sched/contracts';
 import type { BookingRecord } from './booking';
 import type { BookingUnitOfWork, SlotChecker } from './ports';
 import { slotRefusal } from './slot-refusal';
@@ -13,17 +13,24 @@ export interface CreateBookingInput {
   metadata: Record<string, unknown>;
 }
 
-/**
- * Asks the slot check now and hands back a SlotChecker that answers that one question from the result. The
- * create calls it before opening its transaction, so no database connection is held while availability
- * answers. A failed check (503, unreachable) is kept, not thrown: a retried request whose Idempotency-Key
- * already has an answer still replays it; only a request that really executes fails with the check's error.
- */
-export async function checkSlotAhead(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotChecker> {
-  const answer = await slots.check(workspaceId, request).then(
+/** The slot check's answer, or the error it failed with (kept, not thrown: see answeredSlotChecker). */
+export type SlotAnswer = { ok: true; value: SlotCheckResponse } | { ok: false; error: unknown };
+
+/** Asks the slot check and keeps its answer or its failure. */
+export function askSlot(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotAnswer> {
+  return slots.check(workspaceId, request).then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
+}
+
+/**
+ * A SlotChecker that answers the question asked ahead from its answer. The create asks before opening its
+ * transaction, so no database connection is held while availability answers. A failed check (503,
+ * unreachable) is kept, not thrown: a retried request whose Idempotency-Key already has an answer still
+ * replays it; only a request that really executes fails with the check's error.
+ */
+export function answeredSlotChecker(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }, answer: SlotAnswer): SlotChecker {
   return {
     check: async (ws, req) => {
       if (ws !== workspaceId || req.eventTypeId !== request.eventTypeId || req.startAt.getTime() !== request.startAt.getTime() || req.excludeBookingId) {
@@ -33,6 +40,11 @@ export async function checkSlotAhead(slots: SlotChecker, workspaceId: string, re
       return answer.value;
     },
   };
+}
+
+/** askSlot + answeredSlotChecker. */
+export async function checkSlotAhead(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotChecker> {
+  return answeredSlotChecker(slots, workspaceId, request, await askSlot(slots, workspaceId, request));
 }
 
 /**
@@ -48,7 +60,19 @@ export async function createBooking(
   const check = await deps.slots.check(workspaceId, { eventTypeId: input.eventTypeId, startAt: input.startAt });
   if (!check.bookable) throw slotRefusal(check.reason, 'create');
 
-  const booking = await deps.uow.insert({
+  const booking = await deps.uow.insert(newBookingRecord(workspaceId, input, check, deps.now));
+  await deps.uow.announce({ type: 'booking.created', booking, occurredAt: deps.now });
+  return booking;
+}
+
+/** The Booking a create makes from a "bookable" slot check: confirmed, version 1, calendar pending (decisions.md §6). */
+export function newBookingRecord(
+  workspaceId: string,
+  input: CreateBookingInput,
+  check: Extract<SlotCheckResponse, { bookable: true }>,
+  now: Date,
+): BookingRecord {
+  return {
     id: newId('bkg'),
     workspaceId,
     status: 'confirmed',
@@ -68,10 +92,8 @@ export async function createBooking(
     calendarErrorCode: null,
     calendarWrittenAt: null,
     metadata: input.metadata,
-    createdAt: deps.now,
+    createdAt: now,
     rescheduledAt: null,
     cancelledAt: null,
-  });
-  await deps.uow.announce({ type: 'booking.created', booking, occurredAt: deps.now });
-  return booking;
+  };
 }

@@ -14,20 +14,24 @@ import {
 } from '@sched/contracts';
 import type { Db } from '@sched/db';
 import { parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
-import { parseIdempotencyKey } from '@sched/idempotency';
+import { parseIdempotencyKey, type IdempotentOutcome } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
 import { cancelBooking, rescheduleBooking } from '../domain/change-booking';
-import { checkSlotAhead, createBooking } from '../domain/create-booking';
+import { answeredSlotChecker, askSlot, createBooking, newBookingRecord } from '../domain/create-booking';
 import { listBookingsPage } from '../domain/list-bookings';
 import type { SlotChecker } from '../domain/ports';
 import { bookingUnitOfWork } from '../store/booking-unit-of-work';
+import type { CreateBatcher } from '../store/create-batch.queries';
 import { findBooking, listBookings } from '../store/booking.queries';
+import { groupCommittedCreate } from './group-committed-create';
 import { idempotentMutation, sendOutcome } from './idempotent-response';
 
 export interface BookingRouteDeps {
   db: Db;
   slots: SlotChecker;
+  /** Group commit of creates whose slot check said "bookable". */
+  creates: CreateBatcher;
   cursors: CursorCodec;
   clock: () => Date;
   /** FAULT_CRASH_AFTER_COMMIT (test only): die between commit and reply, as a crash would. */
@@ -50,30 +54,38 @@ const envelope = (data: Booking, requestId: string) => ({ data, meta: { request_
 export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): void {
   const { db, slots } = deps;
 
-  /** Create, for the public API and for the hosted booking page (same rules and answers, other source). */
+  /**
+   * Create, for the public API and for the hosted booking page (same rules and answers, other source). A
+   * "bookable" slot check goes through the group commit (one transaction for the creates arriving together);
+   * a refusal or a failed check takes the one-request transaction, which stores the refusal or replays a
+   * finished key (a retry still replays while availability is down).
+   */
   const create = async (req: Request, res: Response, workspaceId: string, body: CreateBookingBody, origin: { source: BookingSource; invitationId: string | null }) => {
     // A malformed Idempotency-Key is refused before anything is asked.
     parseIdempotencyKey(requestContext(req).idempotencyKey);
+    const input = { ...origin, eventTypeId: body.event_type_id, startAt: body.start_at, guest: body.guest, metadata: body.metadata ?? {} };
     // Asked before the transaction opens: no pooled connection waits on availability's answer.
-    const checked = await checkSlotAhead(slots, workspaceId, { eventTypeId: body.event_type_id, startAt: body.start_at });
-    const outcome = await idempotentMutation(
-      req,
-      db,
-      workspaceId,
-      async (tx, ctx) => {
-        const booking = await createBooking({ slots: checked, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, {
-          ...origin,
-          eventTypeId: body.event_type_id,
-          startAt: body.start_at,
-          guest: body.guest,
-          metadata: body.metadata ?? {},
-        });
-        return { status: 201, body: envelope(toBookingResource(booking), ctx.requestId) };
-      },
-      // createBooking refuses (4xx) before its first write, and its insert turns an overlap into "no row"
-      // instead of a failed statement, so the create needs no savepoint: two round trips fewer per booking.
-      { savepoint: false },
-    );
+    const question = { eventTypeId: input.eventTypeId, startAt: input.startAt };
+    const answer = await askSlot(slots, workspaceId, question);
+    let outcome: IdempotentOutcome;
+    if (answer.ok && answer.value.bookable) {
+      const now = deps.clock();
+      outcome = await groupCommittedCreate(req, deps.creates, newBookingRecord(workspaceId, input, answer.value, now), now);
+    } else {
+      const checked = answeredSlotChecker(slots, workspaceId, question, answer);
+      outcome = await idempotentMutation(
+        req,
+        db,
+        workspaceId,
+        async (tx, ctx) => {
+          const booking = await createBooking({ slots: checked, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, input);
+          return { status: 201, body: envelope(toBookingResource(booking), ctx.requestId) };
+        },
+        // createBooking refuses (4xx) before its first write, and its insert turns an overlap into "no row"
+        // instead of a failed statement, so the create needs no savepoint: two round trips fewer per booking.
+        { savepoint: false },
+      );
+    }
     // Committed, not yet answered: the window the crash test needs (the retry must replay, not rebook).
     if (deps.crashAfterCommit && !outcome.replayed) process.kill(process.pid, 'SIGKILL');
     sendOutcome(res, outcome);
