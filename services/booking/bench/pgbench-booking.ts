@@ -18,39 +18,88 @@ export interface PgbenchResult {
 /** A text literal pgbench leaves alone: it would read `:name` inside JSON (`"x":null`) as a variable. */
 const lit = (s: string) => `convert_from(decode('${Buffer.from(s, 'utf8').toString('base64')}', 'base64'), 'UTF8')`;
 
+type Samples = { outboxPayload: string; storedResponse: string; metadata: string };
+
 /**
- * The transaction the service runs for one idempotent create, statement for statement (runIdempotent +
- * createBooking): advisory key lock, key lookup, savepoint, booking insert under the exclusion constraint,
- * outbox insert + NOTIFY, release, key row insert, commit. Payloads are real ones of the same size. Each
- * transaction books its own hour (a sequence), all for one host, like the HTTP run.
+ * One create in its own transaction, statement for statement as the service's one-request path runs it
+ * (runIdempotent + createBooking; booking.create_bookings runs the same statements per item): BEGIN, advisory
+ * key lock, key lookup, booking insert under the exclusion constraint (ON CONFLICT DO NOTHING), outbox insert
+ * with the relay's NOTIFY riding on it, key row insert, COMMIT. Payloads are real ones of the same size.
+ * Each transaction books its own hour (a sequence), all for one host, like the HTTP run.
  */
-function script(samples: { outboxPayload: string; storedResponse: string; metadata: string }): string {
+function statementsScript(samples: Samples): string {
   const start = `(timestamptz '2040-01-01T00:00:00Z' + :n * interval '1 hour')`;
   return `
 BEGIN;
 SELECT nextval('bench_seq') AS n, pg_try_advisory_xact_lock(currval('bench_seq')) AS locked \\gset
 SELECT fingerprint, response_status, response_body, sealed FROM booking.idempotency_keys WHERE id = md5(:n::text) AND workspace_id = 'wsp_bench' AND expires_at > now();
-SAVEPOINT sp1;
-INSERT INTO booking.bookings (id, workspace_id, status, version, source, event_type_id, host_id, start_at, end_at, blocked_from, blocked_to, guest_name, guest_email, guest_timezone, meeting_type, join_url, calendar_status, calendar_error_code, calendar_written_at, metadata, created_at, rescheduled_at, cancelled_at) VALUES ('bkg_' || :n, 'wsp_bench', 'confirmed', 1, 'api', 'evt_AAAAAAAAAAAAAAAAAAAAAA', 'hst_AAAAAAAAAAAAAAAAAAAAAA', ${start}, ${start} + interval '30 minutes', ${start}, ${start} + interval '30 minutes', 'Ada Lovelace', 'ada@example.com', 'Europe/London', 'video', NULL, 'pending', NULL, NULL, ${lit(samples.metadata)}::json, now(), NULL, NULL) RETURNING *;
-INSERT INTO booking.outbox (id, type, workspace_id, payload) VALUES ('wev_' || :n, 'booking.created', 'wsp_bench', ${lit(samples.outboxPayload)}::jsonb);
-SELECT pg_notify('booking_outbox', '');
-RELEASE SAVEPOINT sp1;
+INSERT INTO booking.bookings (id, workspace_id, status, version, source, event_type_id, host_id, start_at, end_at, blocked_from, blocked_to, guest_name, guest_email, guest_timezone, meeting_type, join_url, calendar_status, calendar_error_code, calendar_written_at, metadata, created_at, rescheduled_at, cancelled_at) VALUES ('bkg_' || :n, 'wsp_bench', 'confirmed', 1, 'api', 'evt_AAAAAAAAAAAAAAAAAAAAAA', 'hst_AAAAAAAAAAAAAAAAAAAAAA', ${start}, ${start} + interval '30 minutes', ${start}, ${start} + interval '30 minutes', 'Ada Lovelace', 'ada@example.com', 'Europe/London', 'video', NULL, 'pending', NULL, NULL, ${lit(samples.metadata)}::json, now(), NULL, NULL) ON CONFLICT DO NOTHING RETURNING *;
+INSERT INTO booking.outbox (id, type, workspace_id, payload) SELECT 'wev_' || :n, 'booking.created', 'wsp_bench', ${lit(samples.outboxPayload)}::jsonb FROM (SELECT pg_notify('booking_outbox', '')) AS n;
 INSERT INTO booking.idempotency_keys (id, workspace_id, fingerprint, response_status, response_body, sealed, created_at, expires_at) VALUES (md5(:n::text), 'wsp_bench', md5('f' || :n), 201, ${lit(samples.storedResponse)}, false, now(), now() + interval '24 hours') ON CONFLICT (id) DO UPDATE SET response_status = EXCLUDED.response_status WHERE booking.idempotency_keys.expires_at <= now() RETURNING id;
 COMMIT;
 `;
 }
+
+/** One item of booking.create_bookings with @N@ / @START@ to fill in (store/create-batch.queries.ts CreateBatchRow). */
+function itemTemplate(samples: Samples): string {
+  return JSON.stringify({
+    key_id: 'key-@N@',
+    lock_key: '@N@',
+    fingerprint: 'fp-@N@',
+    retention_s: 86400,
+    id: 'bkg_@N@',
+    workspace_id: 'wsp_bench',
+    source: 'api',
+    invitation_id: null,
+    event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
+    host_id: 'hst_AAAAAAAAAAAAAAAAAAAAAA',
+    start_at: '@START@',
+    end_at: '@END@',
+    blocked_from: '@START@',
+    blocked_to: '@END@',
+    guest_name: 'Ada Lovelace',
+    guest_email: 'ada@example.com',
+    guest_timezone: 'Europe/London',
+    meeting_type: 'video',
+    metadata: samples.metadata,
+    created_at: '2035-01-01T00:00:00.000Z',
+    event_id: 'wev_@N@',
+    event: samples.outboxPayload,
+    created_body: samples.storedResponse,
+    conflict_body: '{"error":{"code":"slot_unavailable","message":"The slot is no longer available."},"meta":{"request_id":"req_x"}}',
+  });
+}
+
+/**
+ * The SQL the service sends for a batch: one call of booking.create_bookings with `size` items (distinct
+ * hours, keys and ids per transaction). The items' JSON text is parsed by the server, as the service's
+ * parameter is.
+ */
+function functionScript(samples: Samples, size: number): string {
+  const n = `(:n::bigint * ${size} + i)`;
+  // (timestamptz)::text, e.g. 2040-01-01 05:00:00+00: no colon in the SQL, where pgbench would see a variable.
+  const at = (hours: string) => `(timestamptz '2040-01-01T00:00:00Z' + (${hours}) * interval '1 hour')::text`;
+  return `
+SELECT nextval('bench_seq') AS n \\gset
+SELECT count(*) FROM booking.create_bookings((SELECT jsonb_agg(replace(replace(replace(${lit(itemTemplate(samples))}, '@N@', ${n}::text), '@START@', ${at(n)}), '@END@', ${at(`${n} + 0.5`)})::jsonb) FROM generate_series(0, ${size - 1}) AS i), 'booking_outbox');
+`;
+}
+
+export type PgbenchScript = { kind: 'statements' } | { kind: 'function'; batchSize: number };
 
 /** Runs pgbench (prepared statements: the best the server can do) against a migrated scratch database. */
 export async function runPgbench(opts: {
   adminUrl: string;
   clients: number;
   durationS: number;
-  samples: { outboxPayload: string; storedResponse: string; metadata: string };
+  samples: Samples;
+  script?: PgbenchScript;
 }): Promise<PgbenchResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'booking-pgbench-'));
   try {
     const file = path.join(dir, 'create.sql');
-    await writeFile(file, script(opts.samples));
+    const which = opts.script ?? { kind: 'statements' };
+    await writeFile(file, which.kind === 'statements' ? statementsScript(opts.samples) : functionScript(opts.samples, which.batchSize));
     const bin = process.env.PGBENCH ?? 'pgbench';
     await run('psql', [opts.adminUrl, '-qc', 'CREATE SEQUENCE IF NOT EXISTS bench_seq']);
     const { stdout } = await run(
