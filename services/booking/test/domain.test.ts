@@ -3,7 +3,7 @@ import { decideCalendarChange } from '../src/domain/apply-calendar-result';
 import type { BookingRecord } from '../src/domain/booking';
 import { toBookingResource } from '../src/domain/booking';
 import { cancelBooking, rescheduleBooking } from '../src/domain/change-booking';
-import { checkSlotAhead } from '../src/domain/create-booking';
+import { answeredSlotChecker, askSlot } from '../src/domain/create-booking';
 import type { BookingUnitOfWork, SlotChecker } from '../src/domain/ports';
 import { slotRefusal } from '../src/domain/slot-refusal';
 
@@ -105,9 +105,11 @@ describe('reschedule and cancel refusals', () => {
   });
 });
 
-describe('checkSlotAhead (the create asks availability before opening its transaction)', () => {
+describe('askSlot + answeredSlotChecker (the create asks availability before opening its transaction)', () => {
   const ws = 'wsp_AAAAAAAAAAAAAAAAAAAAAA';
   const question = { eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt: new Date('2031-02-01T09:00:00.000Z') };
+  /** What the create route does: ask once, then hand the answer to the one-request path as a SlotChecker. */
+  const checkSlotAhead = async (slots: SlotChecker, w: string, q: typeof question) => answeredSlotChecker(slots, w, q, await askSlot(slots, w, q));
 
   it('asks once, then answers the same question from that answer', async () => {
     const asked: unknown[] = [];

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { newId } from '@sched/contracts';
 import type { BookingRecord } from '../src/domain/booking';
+import { newBookingRecord } from '../src/domain/create-booking';
 import { announcementEnvelope } from '../src/events/booking-events';
 import { createBatchRow, createBookingBatcher, type CreateBatchRow } from '../src/store/create-batch.queries';
 import { bookable } from './support/availability-stub';
@@ -19,34 +19,12 @@ afterAll(async () => {
   await h.close();
 });
 
-function record(start: string, over: Partial<BookingRecord> = {}): BookingRecord {
-  const startAt = new Date(start);
-  const endAt = new Date(startAt.getTime() + 30 * 60_000);
-  return {
-    id: newId('bkg'),
-    workspaceId: h.main.workspaceId,
-    status: 'confirmed',
-    version: 1,
-    source: 'api',
-    invitationId: null,
-    eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
-    hostId: 'hst_AAAAAAAAAAAAAAAAAAAAAA',
-    startAt,
-    endAt,
-    blockedFrom: startAt,
-    blockedTo: endAt,
-    guest: { name: 'Ada', email: 'ada@example.com', timezone: 'UTC' },
-    meetingType: 'video',
-    joinUrl: null,
-    calendarStatus: 'pending',
-    calendarErrorCode: null,
-    calendarWrittenAt: null,
-    metadata: { z: 1, a: 2 },
-    createdAt: new Date('2030-06-01T10:00:00.123Z'),
-    rescheduledAt: null,
-    cancelledAt: null,
-    ...over,
-  };
+/** The Booking a create makes (newBookingRecord, as the route does) for a bookable 30-minute slot at `start`. */
+function record(start: string): BookingRecord {
+  const end = new Date(new Date(start).getTime() + 30 * 60_000).toISOString();
+  const input = { source: 'api' as const, invitationId: null, eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt: new Date(start), guest: { name: 'Ada', email: 'ada@example.com', timezone: 'UTC' }, metadata: { z: 1, a: 2 } };
+  const check = { bookable: true as const, event_type_id: input.eventTypeId, host_id: 'hst_AAAAAAAAAAAAAAAAAAAAAA', start_at: start, end_at: end, blocked_from: start, blocked_to: end, meeting_type: 'video' as const };
+  return newBookingRecord(h.main.workspaceId, input, check, new Date('2030-06-01T10:00:00.123Z'));
 }
 
 let keyCounter = 0;

@@ -42,11 +42,6 @@ export function answeredSlotChecker(slots: SlotChecker, workspaceId: string, req
   };
 }
 
-/** askSlot + answeredSlotChecker. */
-export async function checkSlotAhead(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotChecker> {
-  return answeredSlotChecker(slots, workspaceId, request, await askSlot(slots, workspaceId, request));
-}
-
 /**
  * decisions.md §6: the start must be a Slot the availability service would offer now; the Booking is
  * confirmed at version 1 with its calendar pending. The prior check can race with another create, so the

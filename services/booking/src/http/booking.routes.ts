@@ -8,7 +8,6 @@ import {
   isId,
   listBookingsQuerySchema,
   rescheduleBookingBodySchema,
-  type Booking,
   type BookingSource,
   type CreateBookingBody,
 } from '@sched/contracts';
@@ -25,7 +24,7 @@ import { bookingUnitOfWork } from '../store/booking-unit-of-work';
 import type { CreateBatcher } from '../store/create-batch.queries';
 import { findBooking, listBookings } from '../store/booking.queries';
 import { groupCommittedCreate } from './group-committed-create';
-import { idempotentMutation, sendOutcome } from './idempotent-response';
+import { bookingEnvelope, idempotentMutation, sendOutcome } from './idempotent-response';
 
 export interface BookingRouteDeps {
   db: Db;
@@ -47,8 +46,6 @@ function bookingIdOf(req: Request): string {
   if (!isId('bkg', id)) throw new DomainError('not_found');
   return id;
 }
-
-const envelope = (data: Booking, requestId: string) => ({ data, meta: { request_id: requestId } });
 
 /** The five Booking endpoints of api-v1.md (behind the gateway), plus the hosted booking page's internal create. */
 export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): void {
@@ -79,7 +76,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
         workspaceId,
         async (tx, ctx) => {
           const booking = await createBooking({ slots: checked, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, input);
-          return { status: 201, body: envelope(toBookingResource(booking), ctx.requestId) };
+          return { status: 201, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
         },
         // createBooking refuses (4xx) before its first write, and its insert turns an overlap into "no row"
         // instead of a failed statement, so the create needs no savepoint: two round trips fewer per booking.
@@ -129,7 +126,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
         startAt: body.start_at,
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: envelope(toBookingResource(booking), ctx.requestId) };
+      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
     });
     sendOutcome(res, outcome);
   });
@@ -142,7 +139,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
       const booking = await cancelBooking({ uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(req), {
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: envelope(toBookingResource(booking), ctx.requestId) };
+      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
     });
     sendOutcome(res, outcome);
   });

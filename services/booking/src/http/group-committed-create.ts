@@ -1,19 +1,11 @@
 import type { Request } from 'express';
 import { DomainError } from '@sched/contracts';
-import { requestContext } from '@sched/http';
-import {
-  DEFAULT_RETENTION_MS,
-  defaultStorableError,
-  idempotencyRowIdentity,
-  parseIdempotencyKey,
-  replayFoundRow,
-  requestFingerprint,
-  type IdempotentOutcome,
-} from '@sched/idempotency';
+import { DEFAULT_RETENTION_MS, defaultStorableError, idempotencyRowIdentity, replayFoundRow, type IdempotentOutcome } from '@sched/idempotency';
 import { toBookingResource, type BookingRecord } from '../domain/booking';
 import { announcementEnvelope } from '../events/booking-events';
 import { createBatchRow, type CreateBatcher } from '../store/create-batch.queries';
 import { idempotencyKeys } from '../store/schema';
+import { bookingEnvelope, idempotentRequest } from './idempotent-response';
 
 /**
  * A create whose slot check said "bookable", through the group commit (store/create-batch.queries.ts). The
@@ -22,16 +14,11 @@ import { idempotencyKeys } from '../store/schema';
  * the database function only picks which one applies.
  */
 export async function groupCommittedCreate(req: Request, creates: CreateBatcher, booking: BookingRecord, now: Date): Promise<IdempotentOutcome> {
-  const ctx = requestContext(req);
-  const key = parseIdempotencyKey(ctx.idempotencyKey);
-  const fingerprint = requestFingerprint(req.method, req.path, req.body ?? {});
-  const identity =
-    key === undefined
-      ? undefined
-      : idempotencyRowIdentity(idempotencyKeys, { workspaceId: booking.workspaceId, apiKeyId: ctx.apiKeyId, method: req.method, path: req.path }, key);
-  const created = { status: 201, body: { data: toBookingResource(booking), meta: { request_id: ctx.requestId } } };
+  const { key, scope, fingerprint, requestId } = idempotentRequest(req, booking.workspaceId);
+  const identity = key === undefined ? undefined : idempotencyRowIdentity(idempotencyKeys, scope, key);
+  const created = { status: 201, body: bookingEnvelope(toBookingResource(booking), requestId) };
   const refusal = new DomainError('slot_unavailable');
-  const conflict = defaultStorableError(refusal, ctx.requestId)!;
+  const conflict = defaultStorableError(refusal, requestId)!;
 
   const result = await creates.submit(
     createBatchRow({
@@ -46,7 +33,7 @@ export async function groupCommittedCreate(req: Request, creates: CreateBatcher,
     case 'in_progress':
       throw new DomainError('idempotency_request_in_progress', { retryAfterSeconds: 1 });
     case 'found':
-      return replayFoundRow(result, { id: identity!.id, fingerprint, requestId: ctx.requestId });
+      return replayFoundRow(result, { id: identity!.id, fingerprint, requestId });
     case 'created':
       return { ...created, replayed: false, headers: {} };
     case 'conflict':

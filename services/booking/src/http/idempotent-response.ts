@@ -1,8 +1,27 @@
 import type { Request, Response } from 'express';
+import type { Booking } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
 import { parseIdempotencyKey, requestFingerprint, runIdempotent, type IdempotentOutcome, type StoredResponse } from '@sched/idempotency';
 import { requestContext } from '@sched/http';
 import { idempotencyKeys } from '../store/schema';
+
+/**
+ * What decisions.md §4 keys a request by: its validated Idempotency-Key (undefined without one), the scope
+ * (workspace, API key, method, path) and the fingerprint (no body and `{}` are the same request: cancel's
+ * body is optional). Shared by the one-request path and the group commit, so both key a request alike.
+ */
+export function idempotentRequest(req: Request, workspaceId: string) {
+  const ctx = requestContext(req);
+  return {
+    key: parseIdempotencyKey(ctx.idempotencyKey),
+    scope: { workspaceId, apiKeyId: ctx.apiKeyId, method: req.method, path: req.path },
+    fingerprint: requestFingerprint(req.method, req.path, req.body ?? {}),
+    requestId: ctx.requestId,
+  };
+}
+
+/** The answer body of a Booking mutation: `{data, meta: {request_id}}`. */
+export const bookingEnvelope = (data: Booking, requestId: string) => ({ data, meta: { request_id: requestId } });
 
 /**
  * Runs a mutation under the request's Idempotency-Key (decisions.md §4) in one transaction with its key row
@@ -17,17 +36,12 @@ export async function idempotentMutation(
   execute: (tx: DbTx, ctx: { workspaceId: string; requestId: string }) => Promise<StoredResponse>,
   opts: { savepoint?: boolean } = {},
 ): Promise<IdempotentOutcome> {
-  const ctx = requestContext(req);
-  const key = parseIdempotencyKey(ctx.idempotencyKey);
+  const request = idempotentRequest(req, workspaceId);
   return runIdempotent({
     db,
     table: idempotencyKeys,
-    scope: { workspaceId, apiKeyId: ctx.apiKeyId, method: req.method, path: req.path },
-    key,
-    // No body and `{}` are the same request (cancel's body is optional).
-    fingerprint: requestFingerprint(req.method, req.path, req.body ?? {}),
-    requestId: ctx.requestId,
-    execute: (tx) => execute(tx, { workspaceId, requestId: ctx.requestId }),
+    ...request,
+    execute: (tx) => execute(tx, { workspaceId, requestId: request.requestId }),
     savepoint: opts.savepoint,
   });
 }

@@ -24,7 +24,7 @@ export interface MicroBatcherOptions<T, R> {
 
 export interface MicroBatcher<T, R> {
   submit(item: T): Promise<R>;
-  /** Batches run and items submitted so far (mean batch size = items / batches). */
+  /** Batches run (re-runs of single items included) and items submitted so far. */
   stats(): { batches: number; items: number; inFlight: number; queued: number };
 }
 
@@ -59,7 +59,6 @@ export function createMicroBatcher<T, R>(opts: MicroBatcherOptions<T, R>): Micro
 
   const runBatch = async (batch: Pending<T, R>[]): Promise<void> => {
     batches += 1;
-    items += batch.length;
     try {
       const results = await opts.run(batch.map((p) => p.item));
       if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} answered ${results.length} results`);
@@ -87,6 +86,7 @@ export function createMicroBatcher<T, R>(opts: MicroBatcherOptions<T, R>): Micro
   return {
     submit: (item) =>
       new Promise<R>((resolve, reject) => {
+        items += 1;
         queue.push({ item, resolve, reject });
         pump();
       }),
