@@ -39,7 +39,8 @@ export interface InternalClient {
   close(): void;
 }
 
-function parseBody(raw: string, contentType: string | undefined, service: string): unknown {
+/** An upstream body: JSON when its content type says so (off-contract JSON → UpstreamError invalid_response), else the text. */
+export function parseBody(raw: string, contentType: string | undefined, service: string): unknown {
   if (raw.length === 0) return undefined;
   if (!/\bjson\b/i.test(contentType ?? '')) return raw;
   try {

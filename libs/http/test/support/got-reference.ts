@@ -5,17 +5,8 @@ import https from 'node:https';
 import got, { RequestError, TimeoutError, type Got } from 'got';
 import { currentContext } from '@sched/logger';
 import { UpstreamError, type InternalClient, type InternalClientOptions, type InternalRequestOptions, type InternalResponse } from '../../src';
+import { parseBody } from '../../src/internal-client';
 import type { HttpMethod } from '../../src/route-table';
-
-function parseBody(raw: string, contentType: string | undefined, service: string): unknown {
-  if (raw.length === 0) return undefined;
-  if (!/\bjson\b/i.test(contentType ?? '')) return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch (err) {
-    throw new UpstreamError('invalid_response', service, { cause: err });
-  }
-}
 
 function toUpstreamError(err: unknown, service: string): unknown {
   if (err instanceof TimeoutError) return new UpstreamError('timeout', service, { cause: err });
