@@ -3,19 +3,14 @@
 // Run: node --import tsx services/calendar-sync/bench/busy.bench.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newId } from '@sched/contracts';
 import { createTestDatabase, startRadicale, testAmqp } from '@sched/testing';
 import {
-  at,
-  busyPath,
   call,
   cleanupBroker,
-  icalTime,
   startAvailabilityStub,
   startCalendarSync,
-  vcalendar,
-  vevent,
 } from '../test/support/harness';
+import { seedConnectedCalendar } from './seeded-calendar';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<{ requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number }>;
@@ -35,24 +30,8 @@ async function main(): Promise<void> {
   const amqp = testAmqp();
   const svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { LOG_LEVEL: 'warn' } });
   try {
-    const ws = newId('wsp');
-    const host = availability.addHost(ws);
-    await radicale.makeCalendar('alice', 'bench');
     // Singles spread over the cached range, plus weekly series that must be expanded.
-    for (let i = 0; i < EVENTS; i++) {
-      const start = at(1 + (i % 80), 8 + (i % 9));
-      const rule: Record<string, string> = i % 10 === 0 ? { RRULE: 'FREQ=WEEKLY;COUNT=12' } : {};
-      await radicale.putObject('alice', 'bench', `e${i}.ics`, vcalendar(vevent({ UID: `e${i}`, DTSTART: icalTime(start), DTEND: icalTime(new Date(start.getTime() + 45 * 60_000)), ...rule })));
-    }
-    const put = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
-      provider: 'caldav',
-      url: radicale.url,
-      username: 'alice',
-      password: 'bench-password',
-      calendar_url: `${radicale.url}/alice/bench/`,
-    });
-    if (put.status !== 201) throw new Error(`connect failed: ${put.status}`);
-    const path = busyPath(ws, host.id, at(1), at(31));
+    const { busyPath: path } = await seedConnectedCalendar({ svcUrl: svc.url, radicale, availability, user: 'alice', password: 'bench-password', events: EVENTS, weeklyEvery: 10 });
 
     const timed = async (prepare: string): Promise<number> => {
       await db.adminPool.query(prepare);

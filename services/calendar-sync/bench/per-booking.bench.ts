@@ -7,21 +7,17 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { newId } from '@sched/contracts';
 import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor } from '@sched/testing';
 import {
   at,
-  busyPath,
   call,
   cleanupBroker,
-  icalTime,
   makeBooking,
   SECRETS_KEY,
   startAvailabilityStub,
   startPublisher,
-  vcalendar,
-  vevent,
 } from '../test/support/harness';
+import { seedConnectedCalendar } from './seeded-calendar';
 
 const BOOKINGS = Number(process.env.BOOKINGS ?? 300);
 const EVENTS = Number(process.env.EVENTS ?? 200);
@@ -62,22 +58,7 @@ async function main(): Promise<void> {
   await waitFor(async () => (await fetch(`${svc.url}/readyz`).catch(() => undefined))?.ok, { timeoutMs: 30_000 });
   const publisher = await startPublisher(amqp);
   try {
-    const ws = newId('wsp');
-    const host = availability.addHost(ws);
-    await radicale.makeCalendar('alice', 'bench');
-    for (let i = 0; i < EVENTS; i++) {
-      const start = at(1 + (i % 80), 8 + (i % 9));
-      await radicale.putObject('alice', 'bench', `e${i}.ics`, vcalendar(vevent({ UID: `e${i}`, DTSTART: icalTime(start), DTEND: icalTime(new Date(start.getTime() + 45 * 60_000)) })));
-    }
-    const put = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
-      provider: 'caldav',
-      url: radicale.url,
-      username: 'alice',
-      password: 'bench-password',
-      calendar_url: `${radicale.url}/alice/bench/`,
-    });
-    if (put.status !== 201) throw new Error(`connect failed: ${put.status}`);
-    const path = busyPath(ws, host.id, at(1), at(31));
+    const { ws, hostId, busyPath: path } = await seedConnectedCalendar({ svcUrl: svc.url, radicale, availability, user: 'alice', password: 'bench-password', events: EVENTS });
     await call(svc.url, 'GET', path); // the snapshot exists, as in steady state
 
     const cpu0 = cpuMsOfPid(child.pid!);
@@ -88,7 +69,7 @@ async function main(): Promise<void> {
       busy.push(call(svc.url, 'GET', path).then((r) => {
         if (r.status !== 200) throw new Error(`busy answered ${r.status}`);
       }));
-      await publisher.publish('booking.created', ws, makeBooking(host.id, at(2 + (i % 60), 7, i % 60), { meeting: { type: 'phone', join_url: null } }));
+      await publisher.publish('booking.created', ws, makeBooking(hostId, at(2 + (i % 60), 7, i % 60), { meeting: { type: 'phone', join_url: null } }));
       const due = t0 + ((i + 1) * 1000) / RATE_PER_S;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
     }
