@@ -30,4 +30,11 @@ export default tseslint.config(
     files: ['scripts/**', 'tests-e2e/**', '**/*.mjs'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // `npm start` runs this file before anything is installed: Node's own modules only (issue 15).
+    files: ['scripts/start.mjs'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!node:)', message: 'scripts/start.mjs runs before the install step: import node: modules only, and load the rest with a dynamic import after it.' }] }],
+    },
+  },
 );

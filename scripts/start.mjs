@@ -1,144 +1,19 @@
 // `npm start`: the whole system on this machine. Installs what is missing, starts PostgreSQL, RabbitMQ
 // and Radicale, migrates, builds, runs the six services as separate processes with readable prefixed
 // logs, seeds a demo workspace once and prints how to call it. Ctrl-C stops everything cleanly.
-import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+//
+// This file runs on a machine that may have no pnpm and no node_modules yet, so it imports Node's own
+// modules only (eslint refuses anything else here): it installs first, then loads the rest of the start
+// (scripts/lib/start-system.mjs), which may use the workspace's dependencies.
+import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prettyLine } from './lib/pretty-log.mjs';
-import { RADICALE_PORT, SERVICES, upstreamEnv } from './lib/services.mjs';
-import { startRadicale } from './lib/radicale.mjs';
-import { seedDemo } from './lib/seed-demo.mjs';
-import { startWebhookReceiver } from './lib/webhook-receiver.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dataDir = join(root, '.data');
-mkdirSync(dataDir, { recursive: true });
-const say = (msg) => console.log(`[start] ${msg}`);
-
-function step(cmd, args) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) {
-    console.error(`[start] '${[cmd, ...args].join(' ')}' failed; see the lines above.`);
-    process.exit(1);
-  }
+const setup = spawnSync('bash', ['scripts/ensure-infra.sh'], { cwd: root, stdio: 'inherit' });
+if (setup.status !== 0) {
+  console.error("[start] 'bash scripts/ensure-infra.sh' failed; see the lines above.");
+  process.exit(1);
 }
-
-/** Development secrets made once and kept in the ignored .data/ folder; real deployments set them in the environment. */
-function devSecrets() {
-  const file = join(dataDir, 'dev-secrets.json');
-  const saved = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  const make = () => randomBytes(32).toString('base64url');
-  const secrets = {
-    ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? saved.ADMIN_TOKEN ?? make(),
-    SECRETS_KEY: process.env.SECRETS_KEY ?? saved.SECRETS_KEY ?? randomBytes(32).toString('base64'),
-    CURSOR_SECRET: process.env.CURSOR_SECRET ?? saved.CURSOR_SECRET ?? make(),
-  };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
-}
-
-async function waitReady(name, port, children) {
-  const deadline = Date.now() + 60000;
-  while (Date.now() < deadline) {
-    if (children.get(name)?.exitCode !== null) throw new Error(`${name} exited during start-up (see its log lines above)`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${name} was not ready on :${port} within 60 s`);
-}
-
-step('bash', ['scripts/ensure-infra.sh']);
-say('building services');
-step('pnpm', ['run', '-s', 'build']);
-say('applying migrations');
-step('node', ['--enable-source-maps', 'dist/migrate.js']);
-
-const secrets = devSecrets();
-const radicale = await startRadicale({ dataDir: join(dataDir, 'radicale'), port: Number(process.env.RADICALE_PORT ?? RADICALE_PORT) });
-say(`Radicale (CalDAV) on ${radicale.url}`);
-let webhookSecret = null;
-const receiver = await startWebhookReceiver({ port: Number(process.env.WEBHOOK_RECEIVER_PORT ?? 8090), getSecret: () => webhookSecret });
-
-const children = new Map();
-let stopping = false;
-const gatewayPort = SERVICES.find((s) => s.name === 'gateway').port;
-const bookingPageUrl = process.env.BOOKING_PAGE_URL ?? `http://localhost:${gatewayPort}/book`;
-const baseEnv = { ...process.env, ...secrets, ...upstreamEnv(), BOOKING_PAGE_URL: bookingPageUrl, NODE_ENV: process.env.NODE_ENV ?? 'development' };
-SERVICES.forEach((svc, i) => {
-  const child = spawn('node', ['--enable-source-maps', join(root, 'services', svc.name, 'dist/main.js')], {
-    cwd: root,
-    env: { ...baseEnv, PORT: String(svc.port), HOST: svc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Own process group: Ctrl-C reaches only this script, which then stops each service once, in order.
-    detached: true,
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (l) => console.log(prettyLine(svc.name, i, l)));
-  }
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      say(`${svc.name} stopped (${signal ?? `exit ${code}`}); stopping everything`);
-      void shutdown(1);
-    }
-  });
-  children.set(svc.name, child);
-});
-
-async function shutdown(code = 0) {
-  if (stopping) return;
-  stopping = true;
-  say('stopping services');
-  const exits = [...children.values()].filter((c) => c.exitCode === null).map((c) => new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGTERM');
-  }));
-  const timer = setTimeout(() => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')), 15000);
-  await Promise.all(exits);
-  clearTimeout(timer);
-  await radicale.stop();
-  await receiver.close();
-  say('stopped');
-  process.exit(code);
-}
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
-process.on('SIGHUP', () => void shutdown(0));
-// If this script dies without a chance to stop them, do not leave services behind.
-process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
-
-try {
-  for (const svc of SERVICES) await waitReady(svc.name, svc.port, children);
-} catch (err) {
-  say(String(err.message ?? err));
-  await shutdown(1);
-}
-
-const gateway = `http://127.0.0.1:${gatewayPort}`;
-let demo;
-try {
-  demo = await seedDemo({ gateway, adminToken: secrets.ADMIN_TOKEN, dataDir, radicale, webhookUrl: receiver.url, bookingPageUrl });
-} catch (err) {
-  say(`seeding the demo workspace failed: ${err.message}`);
-  await shutdown(1);
-}
-webhookSecret = demo.webhookSecret;
-const line = '─'.repeat(72);
-console.log(`\n${line}
- Scheduling service is up.
-   Gateway:        ${gateway}
-   Admin token:    ${secrets.ADMIN_TOKEN}   (ADMIN_TOKEN; .data/dev-secrets.json)
-   Demo workspace: ${demo.workspaceId}
-   Demo API key:   ${demo.apiKey}
-${demo.extraLines.map((l) => `   ${l}`).join('\n')}
- Try:
-${demo.curls.map((c) => `   ${c}`).join('\n')}
- Ctrl-C stops everything.
-${line}\n`);
+const { startSystem } = await import('./lib/start-system.mjs');
+await startSystem(root);

@@ -84,7 +84,8 @@ export async function seedDemo({ gateway, adminToken, dataDir, radicale, webhook
   const auth = `-H "Authorization: Bearer ${demo.apiKey}"`;
   const from = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
   const to = new Date(Date.now() + 7 * 86400000).toISOString().slice(0, 10);
-  // A real free start, so the printed create line works as it stands.
+  // A real free start, so the printed create line works as it stands; its key names that start, so running
+  // the line again replays the Booking, and the next `npm start` (whose first free start is another) prints a new key.
   const slots = await call(gateway, demo.apiKey, 'GET', `/v1/event-types/${demo.publicEventTypeId}/slots?from=${from}&to=${to}&timezone=Europe/Berlin`);
   const start = slots.json.data?.[0]?.start_at ?? '<a start_at from the slots>';
   return {
@@ -97,7 +98,7 @@ export async function seedDemo({ gateway, adminToken, dataDir, radicale, webhook
     curls: [
       `curl -s ${auth} ${gateway}/v1/event-types`,
       `curl -s ${auth} "${gateway}/v1/event-types/${demo.publicEventTypeId}/slots?from=${from}&to=${to}&timezone=Europe/Berlin"`,
-      `curl -s ${auth} -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' -X POST ${gateway}/v1/bookings -d '{"event_type_id":"${demo.publicEventTypeId}","start_at":"${start}","guest":{"name":"Ada","email":"ada@example.com","timezone":"Europe/Berlin"}}'`,
+      `curl -s ${auth} -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-${start}' -X POST ${gateway}/v1/bookings -d '{"event_type_id":"${demo.publicEventTypeId}","start_at":"${start}","guest":{"name":"Ada","email":"ada@example.com","timezone":"Europe/Berlin"}}'`,
     ],
   };
 }

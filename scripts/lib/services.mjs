@@ -10,8 +10,23 @@ export const SERVICES = [
 
 export const RADICALE_PORT = 5232;
 
+/** `calendar-sync` → `CALENDAR_SYNC_PORT`: the variable that moves a service off its default port. */
+export const portVariable = (name) => `${name.toUpperCase().replace(/-/g, '_')}_PORT`;
+
+/** Each service's port: its default, or `<NAME>_PORT` from the environment (e.g. GATEWAY_PORT=9080). */
+export function servicePorts(env = {}) {
+  return Object.fromEntries(
+    SERVICES.map((s) => {
+      const raw = env[portVariable(s.name)];
+      const port = raw === undefined || raw === '' ? s.port : Number(raw);
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${portVariable(s.name)} must be a port number, got '${raw}'`);
+      return [s.name, port];
+    }),
+  );
+}
+
 /** Environment each service reads to find the others (all on loopback here). */
-export function upstreamEnv(ports = Object.fromEntries(SERVICES.map((s) => [s.name, s.port]))) {
+export function upstreamEnv(ports = servicePorts()) {
   return {
     BOOKING_URL: `http://127.0.0.1:${ports.booking}`,
     AVAILABILITY_URL: `http://127.0.0.1:${ports.availability}`,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { freePort } from './free-port';
 import { tmpdir } from 'node:os';
@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * A real Radicale CalDAV server for integration tests: its own temporary data folder, htpasswd
- * users (plain passwords), owner-only rights, on a free loopback port. stop() and start() keep
- * the port and the data, so a test can simulate a provider outage and its recovery.
+ * A real Radicale CalDAV server on loopback: htpasswd users (plain passwords), owner-only rights. The
+ * one launcher of the project: tests take a temporary data folder and a free port (the defaults), and
+ * `npm start` (scripts/lib/start-system.mjs) a kept folder under .data/ and a fixed port. stop() and
+ * start() keep the port and the data, so a test can simulate a provider outage and its recovery.
  */
 export interface TestRadicale {
   /** `http://127.0.0.1:<port>` (no trailing slash). */
@@ -33,7 +34,7 @@ export interface TestRadicale {
   stop(): Promise<void>;
   /** Starts it again on the same port with the same data. */
   start(): Promise<void>;
-  /** Stops it and removes the data folder. Safe to call twice. */
+  /** Stops it and removes the data folder (unless it was given). Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -42,6 +43,10 @@ export interface StartRadicaleOptions {
   users?: Record<string, string>;
   /** How long to wait for the port to open. Default 15 s (Python starts slowly on a busy machine). */
   startTimeoutMs?: number;
+  /** A data folder to use and keep (close() leaves it); default a temporary one that close() removes. */
+  dataDir?: string;
+  /** The port; default a free one. A port already in use is refused with a clear error. */
+  port?: number;
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -57,10 +62,15 @@ function portOpen(port: number): Promise<boolean> {
 
 export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<TestRadicale> {
   const users = { ...(opts.users ?? { alice: 'alice-password' }) };
-  const dataDir = mkdtempSync(join(tmpdir(), 'sched-radicale-'));
+  const keepData = opts.dataDir !== undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sched-radicale-'));
+  mkdirSync(dataDir, { recursive: true });
   const htpasswd = join(dataDir, 'users');
   writeFileSync(htpasswd, Object.entries(users).map(([u, p]) => `${u}:${p}`).join('\n') + '\n', { mode: 0o600 });
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
+  if (opts.port !== undefined && (await portOpen(port))) {
+    throw new Error(`port ${port} is already in use, so Radicale cannot listen there (another Radicale? choose another port, e.g. RADICALE_PORT)`);
+  }
   const configFile = join(dataDir, 'config');
   writeFileSync(
     configFile,
@@ -119,7 +129,7 @@ export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<Te
   try {
     await start();
   } catch (err) {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
 
@@ -180,7 +190,7 @@ export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<Te
       if (closed) return;
       closed = true;
       await stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
