@@ -22,7 +22,8 @@ import { UpstreamError } from './upstream-error';
  *   transport failure (refused, reset, not HTTP) → kind `unreachable`;
  * - retries (got's rule): after a connection fault or a timeout, for GET/PUT/HEAD/DELETE/OPTIONS/TRACE
  *   only (never POST or PATCH), waiting 100 ms × attempt; faults that are not connection faults
- *   (a malformed answer, an invalid header) are not retried;
+ *   (a malformed answer, an invalid header) are not retried. `retryTimeouts: false` (the gateway's
+ *   hop) retries connection faults only: a timed-out attempt already spent the caller's whole bound;
  * - redirects are not followed (got would; no service answers 3xx).
  */
 
@@ -34,6 +35,11 @@ export interface ForwardClientOptions {
   timeoutMs?: number;
   /** Retries after a connection fault or timeout, for idempotent methods only. */
   retries?: number;
+  /**
+   * Whether a timed-out attempt counts for `retries` (default true, got's rule). False: only connection
+   * faults are retried, so a caller waits at most one `timeoutMs` for an upstream that does not answer.
+   */
+  retryTimeouts?: boolean;
 }
 
 export interface ForwardRequestOptions {
@@ -83,6 +89,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const prefix = base.href.endsWith('/') ? base.href : `${base.href}/`;
   const timeoutMs = opts.timeoutMs ?? 5000;
   const retries = opts.retries ?? 0;
+  const retryTimeouts = opts.retryTimeouts ?? true;
   // Idle pooled sockets close after 30 s, before the server side (65 s) would, so a request never
   // goes out on a socket the server is closing (the reset race behind occasional 502s).
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`forward client: unsupported protocol ${base.protocol}`);
@@ -110,7 +117,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       };
       const timer = setTimeout(() => {
         const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
-        fail('timeout', err, true);
+        fail('timeout', err, retryTimeouts);
         req.destroy();
       }, timeoutMs);
       timer.unref();

@@ -13,6 +13,8 @@ export interface InternalClientOptions {
   timeoutMs?: number;
   /** Retries after a connection failure or timeout, for idempotent methods only (got's default set). */
   retries?: number;
+  /** Whether a timeout is retried too (default true); see ForwardClientOptions.retryTimeouts. */
+  retryTimeouts?: boolean;
 }
 
 export interface InternalRequestOptions {
@@ -57,7 +59,7 @@ export function parseBody(raw: string, contentType: string | undefined, service:
  */
 export function createInternalClient(opts: InternalClientOptions): InternalClient {
   const service = opts.service ?? new URL(opts.baseUrl).host;
-  const client = createForwardClient({ baseUrl: opts.baseUrl, service, timeoutMs: opts.timeoutMs, retries: opts.retries });
+  const client = createForwardClient({ baseUrl: opts.baseUrl, service, timeoutMs: opts.timeoutMs, retries: opts.retries, retryTimeouts: opts.retryTimeouts });
 
   return {
     async request<T>(method: HttpMethod, path: string, req: InternalRequestOptions = {}): Promise<InternalResponse<T>> {

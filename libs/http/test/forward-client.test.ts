@@ -215,6 +215,19 @@ describe('forward client', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 300 + 100 - 20);
   });
 
+  it('with retryTimeouts false (the gateway), tries a timed-out GET once but still retries a reset one', async () => {
+    const once = createForwardClient({ baseUrl: upstream.baseUrl, service: 'booking', timeoutMs: 300, retries: 1, retryTimeouts: false });
+    try {
+      const err = await failure(once.request('GET', '/slow/get-once'));
+      expect(err.kind).toBe('timeout');
+      expect(upstream.hits('/slow/get-once')).toBe(1);
+      expect((await once.request('GET', '/reset-first/get-once')).status).toBe(200);
+      expect(upstream.hits('/reset-first/get-once')).toBe(2);
+    } finally {
+      once.close();
+    }
+  });
+
   it('retries a GET whose connection was reset, and answers with the second attempt', async () => {
     const res = await client.request('GET', '/reset-first/get');
     expect(res.status).toBe(200);

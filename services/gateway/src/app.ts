@@ -38,8 +38,9 @@ export function buildGatewayApp(deps: {
   const db = createDb(deps.pool);
   const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
   // The forwarding hop is the hottest path: a lean node:http client there (libs/http forward-client.ts).
-  // One retry on a connection fault or timeout, for idempotent methods only (never a POST).
-  const client = (url: string, service: Upstream) => createForwardClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
+  // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
+  // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
+  const client = (url: string, service: Upstream) => createForwardClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false });
   const upstreams: Record<Upstream, ForwardClient> = {
     booking: client(config.BOOKING_URL, 'booking'),
     availability: client(config.AVAILABILITY_URL, 'availability'),
@@ -48,7 +49,7 @@ export function buildGatewayApp(deps: {
     'webhook-dispatch': client(config.WEBHOOK_DISPATCH_URL, 'webhook-dispatch'),
   };
   // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
-  const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1 });
+  const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false });
 
   const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);

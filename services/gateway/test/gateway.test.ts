@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createTestDatabase, waitFor, type TestDatabase } from '@sched/testing';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
 
@@ -244,6 +245,30 @@ describe('routing to services', () => {
     const res = await call(gw.url, 'GET', '/v1/bookings/bkg_slow', { token: key.key });
     expect(res.status).toBe(504);
     expect(res.body.error.code).toBe('upstream_unavailable');
+  });
+
+  it('does not retry a timed-out forward: a GET reaches a silent service once, then 504 (v1 and booking page)', async () => {
+    // A service that takes every request and never answers. Counting what it received is the check:
+    // a retry would have reached it before the gateway gave up, so the count is final at the 504.
+    const received: string[] = [];
+    const silent = http.createServer((req) => void received.push(req.url!));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const hung = await startGateway(db, silentUrl, {}, { stubbedUpstream: true });
+    try {
+      const res = await call(hung.url, 'GET', '/v1/bookings/bkg_never', { token: key.key });
+      expect(res.status).toBe(504);
+      expect(res.body.error.code).toBe('upstream_unavailable');
+      expect(received.filter((u) => u === '/v1/bookings/bkg_never')).toHaveLength(1);
+      const page = await call(hung.url, 'GET', '/book/api/invitation', { headers: { 'x-invitation-credential': 'c'.repeat(43) } });
+      expect(page.status).toBe(504);
+      expect(page.body.error.code).toBe('upstream_unavailable');
+      expect(received.filter((u) => u === '/internal/v1/page/invitation')).toHaveLength(1);
+    } finally {
+      await hung.close();
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
   });
 });
 
