@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   upstream_unavailable: 502,
   calendar_unavailable: 503,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -53,6 +54,7 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   internal_error: 'An internal error occurred.',
   upstream_unavailable: 'A service is temporarily unavailable.',
   calendar_unavailable: 'The calendar provider is unavailable; try again later.',
+  service_unavailable: 'The service is temporarily unavailable; try again later.',
 };
 
 /** A rule of the contract was broken. Carries no HTTP knowledge beyond the code. */

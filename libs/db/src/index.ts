@@ -13,3 +13,4 @@ export {
 } from './migrate-services';
 export { withDatabase, withCredentials, databaseName } from './database-url';
 export { describeConnectionError, isDuplicateError, pgErrorCode, PG } from './pg-errors';
+export { storeUnavailable, isStoreUnavailable, type StoreUnavailable } from './store-unavailable';

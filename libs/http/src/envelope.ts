@@ -88,9 +88,17 @@ export function errorBody(err: DomainError, requestId: string): ErrorBody {
   return { error: { code: err.code, message: err.message, details: err.details }, meta: { request_id: requestId } };
 }
 
+/**
+ * Retry-After of `503 service_unavailable` (decisions.md §2: a store the request needs is unreachable):
+ * long enough for a Postgres restart or failover to finish, short enough that a client is not kept
+ * waiting after it did (docs/decisions.md).
+ */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 /** Sends a DomainError as the error envelope with the headers its code calls for. */
 export function sendError(res: Response, err: DomainError): void {
-  if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(err.retryAfterSeconds))));
+  const retryAfter = err.retryAfterSeconds ?? (err.code === 'service_unavailable' ? STORE_UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
   if (err.code === 'unauthenticated') res.setHeader('WWW-Authenticate', 'Bearer');
   res.status(statusOf(err)).json(errorBody(err, requestIdOf(res)));
 }

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler } from 'express';
 import { DomainError, isDomainError, type ErrorCode } from '@sched/contracts';
+import { storeUnavailable } from '@sched/db';
 import type { Logger } from '@sched/logger';
-import { sendError } from './envelope';
+import { sendError, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './envelope';
 
 /**
  * Client errors raised by express and its parsers carry `status` and `expose` (http-errors); the router's
@@ -25,12 +26,22 @@ function exposedClientError(err: unknown): DomainError | undefined {
 }
 
 /**
- * The one error middleware: DomainError → its status and envelope; anything else → 500 with a generic
- * message. The original error (with stack) goes to the log only, never into the response.
+ * The one error middleware: DomainError → its status and envelope; a store the request needs being
+ * unreachable (libs/db storeUnavailable: Postgres down, restarting or full; RabbitMQ gone where the
+ * request publishes) → `503 service_unavailable` with Retry-After, logged at warn without a stack (an
+ * expected outage, which /readyz reports too); anything else → 500 with a generic message, logged at
+ * error with its stack. The original error goes to the log only, never into the response.
  */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
-    const known = isDomainError(err) ? err : exposedClientError(err);
+    let known = isDomainError(err) ? err : exposedClientError(err);
+    if (!known) {
+      const outage = storeUnavailable(err);
+      if (outage) {
+        logger.warn('store unavailable; answered 503', { ...outage, method: req.method, route: req.route?.path });
+        known = new DomainError('service_unavailable', { retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS });
+      }
+    }
     if (!known || known.code === 'internal_error') {
       logger.error('unhandled error', { err, method: req.method, route: req.route?.path });
     }

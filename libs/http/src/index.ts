@@ -1,7 +1,7 @@
 export { createHttpApp, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
 export type { HttpMethod } from './route-table';
 export type { ReadinessChecks } from './health.routes';
-export { sendData, sendDataJson, sendError, errorBody, statusOf, writesPlainBody, type ErrorBody } from './envelope';
+export { sendData, sendDataJson, sendError, errorBody, statusOf, writesPlainBody, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody } from './envelope';
 export {
   requestContext,
   requireWorkspace,

@@ -24,7 +24,16 @@ export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactString(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
-    return { name: value.name, message: redactString(value.message), stack: value.stack ? redactString(value.stack) : undefined };
+    // The code (ECONNREFUSED, a SQLSTATE) and the cause (the driver's error a DrizzleQueryError wraps)
+    // are what tell a bug from an outage; JSON drops them when absent.
+    const { code } = value as { code?: unknown };
+    return {
+      name: value.name,
+      message: redactString(value.message),
+      code: typeof code === 'string' || typeof code === 'number' ? code : undefined,
+      stack: value.stack ? redactString(value.stack) : undefined,
+      cause: value.cause === undefined ? undefined : redact(value.cause, depth + 1),
+    };
   }
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};

@@ -43,6 +43,18 @@ describe('logger', () => {
     const out = redact(new Error('connect failed for https://u:pw12345@h/x')) as { message: string };
     expect(out.message).toBe('connect failed for https://u:[REDACTED]@h/x');
   });
+
+  it('writes an error passed as a field with its stack, code and cause (what an error-level 500 log needs)', async () => {
+    const { logger, lines } = capture();
+    const driver = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    logger.error('unhandled error', { err: new Error('Failed query: insert …', { cause: driver }) });
+    await flush();
+    const err = lines[0]!.err as { name: string; message: string; stack: string; cause: { code: string; message: string; stack: string } };
+    expect(lines[0]).toMatchObject({ level: 'error', message: 'unhandled error' });
+    expect(err.stack).toMatch(/^Error: Failed query: insert …\n\s+at /);
+    expect(err.cause).toMatchObject({ code: '23505', message: 'duplicate key value violates unique constraint' });
+    expect(err.cause.stack).toContain('logger.test.ts');
+  });
 });
 
 describe('lines below the level', () => {

@@ -57,7 +57,6 @@ const data = (schema: z.ZodType) => dataEnvelope(schema);
 const pageQuery = z.strictObject({ cursor: cursorSchema.optional(), limit: limitQuerySchema.optional() });
 const WS = '/admin/v1/workspaces/:ws';
 const INVALID_REFERENCE: [number, ErrorCode] = [422, 'invalid_reference'];
-const BROKER_DOWN: [number, ErrorCode] = [503, 'upstream_unavailable'];
 
 /**
  * The admin API (decisions.md §13; not part of v1) as the gateway routes it, with the bodies and
@@ -92,8 +91,8 @@ const ADMIN_OPERATIONS: AdminOperation[] = [
   { method: 'GET', path: `${WS}/webhook-deliveries`, operationId: 'adminListWebhookDeliveries', summary: 'List webhook deliveries with their attempts', status: [200], query: listWebhookDeliveriesQuerySchema, response: listEnvelope(webhookDeliverySchema) },
   { method: 'POST', path: `${WS}/webhook-deliveries/replay`, operationId: 'adminReplayWebhookDeliveries', summary: 'Re-queue the failed deliveries of an endpoint created in [from, to)', status: [202], body: replayWebhookDeliveriesBodySchema, response: data(webhookReplayResultSchema), extraErrors: [INVALID_REFERENCE] },
   { method: 'POST', path: '/admin/v1/webhook-deliveries/:id/replay', operationId: 'adminReplayWebhookDelivery', summary: 'Re-send one delivery with the same webhook-id', status: [202], response: data(webhookReplayResultSchema), extraErrors: [INVALID_REFERENCE] },
-  { method: 'GET', path: '/admin/v1/dead-letters', operationId: 'adminListDeadLetters', summary: 'Dead letters per queue: count and oldest messages', status: [200], query: listDeadLettersQuerySchema, response: data(z.array(deadLetterQueueSchema)), extraErrors: [BROKER_DOWN] },
-  { method: 'POST', path: '/admin/v1/dead-letters/:queue/replay', operationId: 'adminReplayDeadLetters', summary: 'Move dead letters back to their queue', status: [200], body: replayDeadLettersBodySchema, bodyOptional: true, response: data(deadLetterReplayResultSchema), extraErrors: [BROKER_DOWN] },
+  { method: 'GET', path: '/admin/v1/dead-letters', operationId: 'adminListDeadLetters', summary: 'Dead letters per queue: count and oldest messages', status: [200], query: listDeadLettersQuerySchema, response: data(z.array(deadLetterQueueSchema)) },
+  { method: 'POST', path: '/admin/v1/dead-letters/:queue/replay', operationId: 'adminReplayDeadLetters', summary: 'Move dead letters back to their queue', status: [200], body: replayDeadLettersBodySchema, bodyOptional: true, response: data(deadLetterReplayResultSchema) },
 ];
 
 const NO_LIMITS: ResponseOptions = { rateLimited: false, idempotent: false };

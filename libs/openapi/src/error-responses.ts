@@ -22,6 +22,7 @@ const WHEN: Record<ErrorCode, string> = {
   internal_error: 'an unexpected failure; safe to retry with the same Idempotency-Key',
   upstream_unavailable: 'the gateway could not reach a service in time (502, or 504 on a timeout)',
   calendar_unavailable: 'the calendar provider cannot be read and no recent snapshot exists (fails closed); Retry-After',
+  service_unavailable: 'a store the request needs (the database, or the message broker where the request publishes) is unreachable; Retry-After',
 };
 
 const REASON: Record<number, string> = {
@@ -73,6 +74,8 @@ export function errorCodesByStatus(t: OperationTraits): Map<number, ErrorCode[]>
   if (t.rateLimited ?? true) codes.push('rate_limited');
   codes.push('internal_error', 'upstream_unavailable');
   if (t.failsClosed) codes.push('calendar_unavailable');
+  // Every operation needs a store (the gateway's keys, the owning service's database).
+  codes.push('service_unavailable');
 
   const byStatus = new Map<number, ErrorCode[]>();
   const add = (status: number, code: ErrorCode) => byStatus.set(status, [...(byStatus.get(status) ?? []), code]);

@@ -67,8 +67,8 @@ export class SharedResponses {
 const pascal = (code: string) => code.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 function sharedName(status: number, code: ErrorCode, o: ResponseOptions): string {
-  // upstream_unavailable answers 502, 504 (timeout) and, for broker outages, 503.
-  const base = pascal(code) + (status === 504 ? 'Timeout' : status === 503 && code !== 'calendar_unavailable' ? String(status) : '');
+  // upstream_unavailable answers 502, and 504 on a timeout.
+  const base = pascal(code) + (status === 504 ? 'Timeout' : '');
   if (!o.rateLimited) return `Admin${base}`;
   return o.idempotent && REPLAYABLE_ERRORS.has(status) ? `${base}Replayable` : base;
 }

@@ -134,10 +134,14 @@ describe('the OpenAPI document', () => {
     const create = doc.paths['/v1/bookings'].post.responses;
     expect(errorCodes(create['409'])).toEqual(['slot_unavailable', 'event_type_not_bookable', 'idempotency_request_in_progress']);
     expect(errorCodes(create['422'])).toEqual(['idempotency_key_reused', 'invalid_reference']);
-    expect(errorCodes(create['503'])).toEqual(['calendar_unavailable']);
+    expect(errorCodes(create['503'])).toEqual(['calendar_unavailable', 'service_unavailable']);
     expect(Object.keys(create)).toEqual(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '502', '503', '504']);
     const get = doc.paths['/v1/bookings/{booking}'].get.responses;
-    expect(Object.keys(get)).toEqual(['200', '400', '401', '403', '404', '429', '500', '502', '504']);
+    expect(Object.keys(get)).toEqual(['200', '400', '401', '403', '404', '429', '500', '502', '503', '504']);
+    // A store the request needs being down (decisions.md §2) can answer any operation, v1 and admin.
+    for (const item of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(item)) if (op.operationId !== 'getOpenApiDocument') expect([op.operationId, errorCodes(resolveResponse(op.responses['503']))]).toEqual([op.operationId, expect.arrayContaining(['service_unavailable'])]);
+    }
     expect(errorCodes(doc.paths['/v1/bookings/{booking}/cancel'].post.responses['409'])).toEqual(['version_conflict', 'booking_cancelled', 'idempotency_request_in_progress']);
     expect(errorCodes(doc.paths['/v1/booking-invitations/{bookingInvitation}/reissue'].post.responses['409'])).toContain('invitation_not_active');
     // Every code sits under its own status.
@@ -146,8 +150,8 @@ describe('the OpenAPI document', () => {
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (Number(status) < 400 || p === '/v1/openapi.json') continue;
           for (const code of errorCodes(response)) {
-            // upstream_unavailable: 502 and 504 from the gateway, 503 when an admin tool cannot reach RabbitMQ.
-            const expected = code === 'upstream_unavailable' ? [502, 503, 504] : [ERROR_STATUS[code as keyof typeof ERROR_STATUS]];
+            // upstream_unavailable: 502, and 504 on a timeout.
+            const expected = code === 'upstream_unavailable' ? [502, 504] : [ERROR_STATUS[code as keyof typeof ERROR_STATUS]];
             expect([p, code, expected.includes(Number(status))]).toEqual([p, code, true]);
           }
         }

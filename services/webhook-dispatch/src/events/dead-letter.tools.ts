@@ -5,8 +5,9 @@ import type { DeadLetterTools } from '../domain/dead-letter-queues';
 // The messaging tools report a queue the broker does not know with this wording.
 const MISSING_QUEUE = /does not exist/;
 
+/** decisions.md §2: the request cannot be served without RabbitMQ → 503 service_unavailable (Retry-After from sendError). */
 function brokerDown(err: unknown): never {
-  if (err instanceof BrokerUnavailableError) throw new DomainError('upstream_unavailable', { message: 'The message broker is unavailable.', status: 503 });
+  if (err instanceof BrokerUnavailableError) throw new DomainError('service_unavailable', { message: 'The message broker is unavailable; try again later.' });
   throw err;
 }
 
