@@ -112,6 +112,11 @@ describe('POST /v1/bookings', () => {
     expect(down.body.error.code).toBe('calendar_unavailable');
     expect(down.headers.get('retry-after')).toBe('7');
 
+    // availability's database down is not the calendar: passed on as service_unavailable (decisions.md §2).
+    h.stub.behave(() => ({ status: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'service_unavailable', message: 'x', details: [] }, meta: { request_id: 'r' } } }));
+    const storeDown = await create();
+    expect([storeDown.status, storeDown.body.error.code, storeDown.headers.get('retry-after')]).toEqual([503, 'service_unavailable', '5']);
+
     const slow = bookable();
     h.stub.behave((c) => ({ ...slow(c), delayMs: 1500 }));
     const timedOut = await create();

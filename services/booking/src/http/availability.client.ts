@@ -10,7 +10,8 @@ function retryAfterSeconds(header: string | string[] | undefined): number {
 
 /**
  * The availability service's slot check, failing closed: without a trustworthy "yes" nothing is booked.
- * - 503 from availability (calendar provider down, no fresh snapshot): `503 calendar_unavailable` with its Retry-After.
+ * - 503 from availability (calendar provider down, no fresh snapshot): `503 calendar_unavailable` with its Retry-After;
+ *   availability's own store down (`503 service_unavailable`, decisions.md §2) is passed on as that, with its Retry-After.
  * - availability unreachable, too slow, or answering something off-contract: `502` / `504 upstream_unavailable`
  *   (Retry-After: 1). That is the contract's code for "a service could not be reached in time"; it is not
  *   calendar_unavailable, because the calendar may be fine. Both are 5xx, so no idempotency key is used up.
@@ -49,7 +50,10 @@ export function createSlotChecker(opts: { baseUrl: string; timeoutMs: number; lo
         if (!parsed.success) throw offContract('unexpected body');
         return parsed.data;
       }
-      if (res.status === 503) throw new DomainError('calendar_unavailable', { retryAfterSeconds: retryAfterSeconds(res.headers['retry-after']) });
+      if (res.status === 503) {
+        const code = (res.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+        throw new DomainError(code === 'service_unavailable' ? 'service_unavailable' : 'calendar_unavailable', { retryAfterSeconds: retryAfterSeconds(res.headers['retry-after']) });
+      }
       // An Event Type unknown in this workspace may also come back as a plain 404.
       if (res.status === 404) return { bookable: false, reason: 'not_found' };
       throw offContract('unexpected status', { status: res.status });
