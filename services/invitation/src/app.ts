@@ -40,6 +40,7 @@ export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: Set
     now,
   });
   registerPageRoutes(ctx.http, {
+    db,
     ledger: createUseLedger(db),
     eventTypes: availability,
     slots: availability,

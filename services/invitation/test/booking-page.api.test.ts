@@ -225,6 +225,126 @@ describe('the use saga across invitation and booking', () => {
   });
 });
 
+describe('the confirm POST under the page token (Idempotency-Key): a double submit, a retry or a reload books once', () => {
+  const token = () => `page_${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`;
+  const bookWith = (credential: string, key: string, start: Date, email?: string) =>
+    call(sys.gateway.url, 'POST', '/book/api/invitation/bookings', {
+      json: { start_at: start.toISOString(), guest: guest(email) },
+      headers: { 'x-invitation-credential': credential, 'idempotency-key': key },
+    });
+  const bookPublicWith = (key: string, start: Date, email: string) =>
+    call(sys.gateway.url, 'POST', `/book/api/public/${ws.slug}/office-hours/bookings`, { json: { start_at: start.toISOString(), guest: guest(email) }, headers: { 'idempotency-key': key } });
+  const bookingsOf = (invitationId: string) => sys.booking.created.filter((b) => b.body.invitation_id === invitationId);
+  const later = (h: number) => new Date(slot(0).getTime() + 2 * DAY + h * 3600_000);
+
+  it('answers a repeated POST with the same token with the first answer (Idempotent-Replayed): one Booking, one use', async () => {
+    const { id, credential } = await invite({ max_uses: 2 });
+    const key = token();
+    const first = await bookWith(credential, key, later(0));
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const second = await bookWith(credential, key, later(0));
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body.data).toEqual(first.body.data);
+    expect(second.body.meta.request_id).not.toBe(first.body.meta.request_id);
+    expect(bookingsOf(id)).toHaveLength(1);
+    // booking's own key is derived from the page token, never the token itself.
+    expect(bookingsOf(id)[0]!.idempotencyKey).toMatch(/^page_[0-9a-f]{64}$/);
+    expect(await read(id)).toMatchObject({ used_count: 1, status: 'active' });
+    expect(await reservations(id)).toEqual([{ status: 'confirmed', booking_id: first.body.data.id }]);
+  });
+
+  it('answers 422 idempotency_key_reused for the same token with another body, and books nothing more', async () => {
+    const { id, credential } = await invite({ max_uses: 3 });
+    const key = token();
+    expect((await bookWith(credential, key, later(1))).status).toBe(201);
+    const other = await bookWith(credential, key, later(2));
+    expect(other.status).toBe(422);
+    expect(other.body.error.code).toBe('idempotency_key_reused');
+    expect(bookingsOf(id)).toHaveLength(1);
+    expect((await read(id)).used_count).toBe(1);
+  });
+
+  it('scopes the token to the invitation (or public page): another visitor with the same token value books on its own', async () => {
+    const a = await invite();
+    const b = await invite();
+    const key = token();
+    const first = await bookWith(a.credential, key, later(3));
+    const second = await bookWith(b.credential, key, later(4));
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.body.data.id).not.toBe(first.body.data.id);
+    const open = await bookPublicWith(key, later(5), 'visitor@example.com');
+    expect(open.status).toBe(201);
+    expect(open.headers.get('idempotent-replayed')).toBeNull();
+    expect((await bookPublicWith(key, later(5), 'visitor@example.com')).headers.get('idempotent-replayed')).toBe('true');
+    expect(sys.booking.created.filter((x) => x.body.guest.email === 'visitor@example.com')).toHaveLength(1);
+  });
+
+  it('books once when two identical POSTs run at the same time; a held use answers 409 with Retry-After, and its retry replays', async () => {
+    const two = await invite({ max_uses: 2 });
+    const one = await invite({ max_uses: 1 });
+    sys.booking.setDelay(300); // both requests are in the saga together
+    const keyTwo = token();
+    const keyOne = token();
+    const [a, b, c, d] = await Promise.all([
+      bookWith(two.credential, keyTwo, later(6)),
+      bookWith(two.credential, keyTwo, later(6)),
+      bookWith(one.credential, keyOne, later(7)),
+      bookWith(one.credential, keyOne, later(7)),
+    ]);
+    sys.booking.setDelay(0);
+    // Two uses free: both ran the saga; booking's key (derived from the token) made one Booking.
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.body.data.id).toBe(a.body.data.id);
+    expect(bookingsOf(two.id)).toHaveLength(1);
+    expect(await read(two.id)).toMatchObject({ used_count: 1 });
+    // One use: the second found it held by the first; it says "again in 1 s", and then gets the first's answer.
+    const [won, held] = c.status === 201 ? [c, d] : [d, c];
+    expect(won.status).toBe(201);
+    expect(held.status).toBe(409);
+    expect(held.body.error.details).toEqual([{ field: 'invitation', issue: 'uses_in_progress' }]);
+    expect(held.headers.get('retry-after')).toBe('1');
+    const retried = await bookWith(one.credential, keyOne, later(7));
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body.data.id).toBe(won.body.data.id);
+    expect(bookingsOf(one.id)).toHaveLength(1);
+    expect(await read(one.id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+  });
+
+  it('after a lost answer (504) the retry with the same token gets the Booking that was made, not a second one', async () => {
+    const key = token();
+    sys.booking.next('commit_then_hang');
+    const lost = await bookPublicWith(key, later(8), 'lost@example.com');
+    expect(lost.status).toBe(504);
+    const retried = await bookPublicWith(key, later(8), 'lost@example.com');
+    expect(retried.status).toBe(201);
+    const made = sys.booking.created.filter((x) => x.body.guest.email === 'lost@example.com');
+    expect(made).toHaveLength(1);
+    expect(retried.body.data.id).toBe(made[0]!.bookingId);
+  });
+
+  it('does not keep a 4xx it says to retry, but keeps a final one: a taken slot is answered again for that token', async () => {
+    const { credential } = await invite({ max_uses: 2 });
+    const key = token();
+    const taken = await bookWith(credential, key, slot(0)); // booked by an earlier test
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.code).toBe('slot_unavailable');
+    const again = await bookWith(credential, key, slot(0));
+    expect(again.status).toBe(409);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('refuses a malformed token with 400 naming Idempotency-Key', async () => {
+    const { credential } = await invite();
+    const res = await bookWith(credential, 'x'.repeat(256), later(9));
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([{ field: 'Idempotency-Key', issue: 'too_long' }]);
+  });
+});
+
 describe('public Event Type pages', () => {
   it('shows and books a public Event Type by workspace and Event Type slug, with source booking_page and no invitation', async () => {
     const info = await page('GET', `/public/${ws.slug}/office-hours`, null);

@@ -34,7 +34,7 @@ export function bookingPageDeps(p: { config: Readonly<GatewayConfig>; db: Db; co
 
 /** The browser sends the credential in this header; it is forwarded as is and never put in a URL. */
 const CREDENTIAL_HEADER = 'x-invitation-credential';
-const PASSED_BACK = ['content-type', 'retry-after'];
+const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed'];
 
 function credentialHeaders(req: Request): Record<string, string> {
   const v = req.headers[CREDENTIAL_HEADER];

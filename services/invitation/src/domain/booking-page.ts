@@ -42,7 +42,8 @@ export interface InvitationPage {
 const notActive = (status: InvitationStatus) =>
   new DomainError('invitation_not_active', { details: [{ field: 'invitation', issue: status }] });
 
-async function invitationByCredential(deps: PageDeps, credential: string): Promise<Invitation> {
+/** The invitation a credential holds now; 404 for a malformed, unknown or replaced one. */
+export async function invitationByCredential(deps: Pick<PageDeps, 'ledger'>, credential: string): Promise<Invitation> {
   // A malformed credential cannot match; it is not even hashed and looked up.
   const inv = isCredentialShaped(credential) ? await deps.ledger.findByCredentialHash(hashCredential(credential)) : null;
   if (!inv) throw new DomainError('not_found');
@@ -70,8 +71,10 @@ export async function invitationSlots(deps: PageDeps, credential: string, window
  * invitation (status, email, used_count + live reservations < max_uses); 2. ask booking to create the
  * Booking, keyed by the reservation id; 3. on 201 confirm the use, on a refusal release it. With no
  * answer the reservation stays pending: booking.created confirms it, or it lapses after its TTL.
+ * `bookingKey` (from the page's Idempotency-Key) replaces the reservation id as booking's key, so a
+ * retried page request gets booking's stored answer instead of a second Booking.
  */
-export async function bookWithInvitation(deps: PageDeps, credential: string, input: PageBookingInput, now: Date): Promise<PageBooking> {
+export async function bookWithInvitation(deps: PageDeps, credential: string, input: PageBookingInput, now: Date, bookingKey?: string): Promise<PageBooking> {
   if (!isCredentialShaped(credential)) throw new DomainError('not_found');
   const reserved = await deps.ledger.reserve(hashCredential(credential), now, (inv, live) => {
     const status = effectiveStatus(inv, now);
@@ -98,7 +101,7 @@ export async function bookWithInvitation(deps: PageDeps, credential: string, inp
   const result = await deps.bookings.create(
     invitation.workspaceId,
     { event_type_id: invitation.eventTypeId, start_at: input.start_at, guest: input.guest, source: 'booking_page', invitation_id: invitation.id },
-    reservation.id,
+    bookingKey ?? reservation.id,
   );
   if (result.outcome === 'refused') {
     await deps.ledger.release(invitation.workspaceId, reservation.id, now);
@@ -135,13 +138,16 @@ export async function publicSlots(deps: PageDeps, workspaceId: string, slug: str
   return deps.slots.slots(workspaceId, eventType.id, window);
 }
 
-/** A public booking has no use to count; the key only makes booking's own retry safe. */
-export async function bookPublic(deps: PageDeps, workspaceId: string, slug: string, input: PageBookingInput): Promise<PageBooking> {
+/**
+ * A public booking has no use to count; the key only makes booking's own retry safe (derived from the
+ * page's Idempotency-Key when it sent one, so a retried page request is answered by booking's replay).
+ */
+export async function bookPublic(deps: PageDeps, workspaceId: string, slug: string, input: PageBookingInput, bookingKey?: string): Promise<PageBooking> {
   const eventType = await openPublicEventType(deps, workspaceId, slug);
   const result = await deps.bookings.create(
     workspaceId,
     { event_type_id: eventType.id, start_at: input.start_at, guest: input.guest, source: 'booking_page', invitation_id: null },
-    `page_${randomBytes(16).toString('base64url')}`,
+    bookingKey ?? `page_${randomBytes(16).toString('base64url')}`,
   );
   if (result.outcome !== 'created') throw result.error;
   return result.booking;
