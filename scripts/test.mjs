@@ -1,5 +1,7 @@
 // `npm test`: set up what is missing, then lint, type check, deployment manifests and every test suite, in that order.
 // Prints a closing `tests: N passed, N failed` line so a run that executed no test is visible.
+// A run leaves the git work tree as it found it (tests write under .data/ only): under CI=true a dirty
+// tree after the run fails it; elsewhere the files the run changed are listed as a warning.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,6 +13,18 @@ const run = (cmd, args, opts = {}) => {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
   return r.status ?? 1;
 };
+
+/** `git status` entries (path → status and content hash), or null outside a git work tree (e.g. an unpacked tarball). */
+const treeState = () => {
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: root, encoding: 'utf8' });
+  if (status.status !== 0) return null;
+  const entries = status.stdout.split('\n').filter(Boolean).map((line) => ({ xy: line.slice(0, 2), path: line.slice(3).split(' -> ').pop() }));
+  const present = entries.filter((e) => existsSync(join(root, e.path)));
+  const hashes = spawnSync('git', ['hash-object', '--stdin-paths'], { cwd: root, encoding: 'utf8', input: present.map((e) => e.path).join('\n') }).stdout.split('\n');
+  present.forEach((e, i) => (e.xy += ` ${hashes[i]}`));
+  return new Map(entries.map((e) => [e.path, e.xy]));
+};
+const treeBefore = treeState();
 
 if (run('bash', ['scripts/ensure-infra.sh']) !== 0) process.exit(1);
 for (const step of ['lint', 'typecheck', 'deploy:check']) {
@@ -54,5 +68,17 @@ console.log(`\ntests: ${passed} passed, ${failed} failed`);
 if (passed + failed === 0) {
   console.error('npm test: no test ran');
   process.exit(1);
+}
+const treeAfter = treeBefore && treeState();
+if (treeAfter) {
+  const ci = process.env.CI === 'true';
+  // CI starts from a clean checkout: any entry is the run's doing. Elsewhere compare with the start.
+  const dirty = [...treeAfter.keys()].filter((p) => ci || treeAfter.get(p) !== treeBefore.get(p));
+  dirty.push(...[...treeBefore.keys()].filter((p) => !ci && !treeAfter.has(p)));
+  if (dirty.length > 0) {
+    console.error(`\nnpm test: the run ${ci ? 'left the work tree dirty' : 'changed files in the work tree'} (tests write under .data/; \`pnpm screenshots\`, \`pnpm docs:resilience\`, \`pnpm openapi\` and \`pnpm bench\` update docs/):`);
+    for (const p of dirty) console.error(`  ${p}`);
+    if (ci) process.exit(1);
+  }
 }
 process.exit(status);

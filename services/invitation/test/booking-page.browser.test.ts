@@ -9,7 +9,12 @@ import { call, startPageSystem, type PageSystem } from './support/page-system';
  * The hosted booking page in real headless Chromium (Debian's /usr/bin/chromium), against the gateway
  * and the invitation service in-process, availability and booking as stubs. One browser for the file.
  */
-const SCREENSHOTS = path.resolve(__dirname, '../../../docs/screenshots');
+const ROOT = path.resolve(__dirname, '../../..');
+/**
+ * Screenshots go to `.data/screenshots/` (ignored), so a test run leaves the tree clean; `pnpm screenshots`
+ * runs this file with SCREENSHOTS_DIR=docs/screenshots to update the ones README and docs show.
+ */
+const SCREENSHOTS = path.resolve(ROOT, process.env.SCREENSHOTS_DIR || '.data/screenshots');
 const DAY = 86_400_000;
 const slotDay = new Date(Math.floor(Date.now() / DAY) * DAY + 3 * DAY);
 const slot = (i: number) => new Date(slotDay.getTime() + (8 + i) * 3600_000 + (i % 2) * 1800_000);
