@@ -34,3 +34,4 @@ export * from './requests/admin/webhook-endpoint-patch';
 export * from './requests/admin/webhook-recovery';
 export * from './resources/webhook-delivery';
 export * from './requests/admin/patch-host';
+export * from './requests/admin/secrets';

@@ -1,7 +1,7 @@
 import { createInternalClient } from '@sched/http';
 import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
 import type { ServiceContext } from '@sched/runtime';
-import { createSecretBox } from '@sched/secrets';
+import { secretBoxFromEnv } from '@sched/secrets';
 import type { CalendarSyncConfig } from './config';
 import { BusyReader } from './domain/busy-reader';
 import type { CalendarProvider } from './domain/calendar-provider';
@@ -9,6 +9,7 @@ import { BOOKING_EVENT_KINDS, bookingChangedHandler } from './events/booking-cha
 import { registerBusyRoutes } from './http/busy.routes';
 import { registerCalendarConnectionRoutes } from './http/calendar-connection.routes';
 import { registerCalendarResyncRoutes } from './http/calendar-resync.routes';
+import { registerSecretsRoutes } from './http/secrets.routes';
 import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
 import { createHostDirectory } from './providers/availability/host-directory.client';
 import { CalDavProvider } from './providers/caldav/caldav-provider';
@@ -39,7 +40,7 @@ export interface SetupOptions {
 export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts: SetupOptions = {}): CalendarSyncParts {
   const { config, logger, db, pool, broker, http } = ctx;
   const now = opts.now ?? (() => new Date());
-  const sealer = createSecretBox({ key: config.SECRETS_KEY, oldKeys: config.SECRETS_OLD_KEYS });
+  const sealer = secretBoxFromEnv(config);
   const provider =
     opts.provider ??
     createProviderRegistry({
@@ -60,6 +61,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
   registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer });
   registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
   registerBusyRoutes(http, reader, now);
+  registerSecretsRoutes(http, { pool, box: sealer });
 
   // Registered in start order; stopped in reverse (refresher and consumer first, the client last).
   ctx.onStop('availability client', () => availability.close());

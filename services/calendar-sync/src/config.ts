@@ -1,4 +1,5 @@
 import { env, loadConfig, serviceEnv, z } from '@sched/config';
+import { checkSecretsEnv } from '@sched/secrets';
 
 /** "2000,10000,60000" → [2000, 10000, 60000]; an empty list means no retries. */
 const delayList = (def: string) =>
@@ -9,16 +10,19 @@ const delayList = (def: string) =>
     .transform((v) => (v.trim() === '' ? [] : v.split(',').map((d) => Number(d.trim()))))
     .refine((ds) => ds.every((d) => Number.isInteger(d) && d >= 1), 'every delay must be at least 1 ms');
 
-const base64Key = z
-  .string()
-  .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
-
 const schema = serviceEnv('calendar-sync', 8084).extend({
   /** availability's internal host API: does the host exist, its time zone and conferencing template. */
   AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),
   AVAILABILITY_TIMEOUT_MS: env.int(3000, 100),
-  /** Encrypts calendar passwords at rest (AES-256-GCM); SECRETS_OLD_KEYS (`id:base64,…`) keeps old values readable. */
-  SECRETS_KEY: base64Key,
+  /**
+   * Key ring sealing calendar passwords (and any provider token) at rest (@sched/secrets
+   * key-ring.ts): `k2:<base64>,k1:<base64>`, the first seals, all open.
+   * SECRETS_KEY (+ SECRETS_KEY_ID, default k1, and SECRETS_OLD_KEYS `id:base64,…`) is the older
+   * spelling of the same ring. Checked as a whole (checkSecretsEnv, below).
+   */
+  SECRETS_KEYS: z.string().optional(),
+  SECRETS_KEY: z.string().optional(),
+  SECRETS_KEY_ID: z.string().optional(),
   SECRETS_OLD_KEYS: z.string().optional(),
   /** A busy snapshot older than this is not used (decisions.md §8: 5 minutes). */
   BUSY_FRESHNESS_MS: env.int(300_000, 1),
@@ -32,7 +36,7 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
   PROVIDER_TIMEOUT_MS: env.int(4000, 50),
   /** Delays between attempts to write a calendar event while the provider is unavailable; then sync_failed. */
   CALENDAR_WRITE_RETRY_DELAYS_MS: delayList('2000,10000,60000'),
-});
+}).superRefine(checkSecretsEnv, { when: () => true });
 
 export type CalendarSyncConfig = z.infer<typeof schema>;
 

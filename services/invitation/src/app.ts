@@ -2,13 +2,14 @@ import { createInternalClient } from '@sched/http';
 import { startIdempotencyCleanup } from '@sched/idempotency';
 import { createCursorCodec } from '@sched/pagination';
 import type { ServiceContext } from '@sched/runtime';
-import { createSecretBox } from '@sched/secrets';
+import { secretBoxFromEnv } from '@sched/secrets';
 import type { InvitationConfig } from './config';
 import { startInvitationConsumer } from './events/invitation.consumer';
 import { createAvailabilityClient } from './http/availability.client';
 import { createBookingClient } from './http/booking.client';
 import { registerInvitationRoutes } from './http/invitation.routes';
 import { registerPageRoutes } from './http/page.routes';
+import { registerSecretsRoutes } from './http/secrets.routes';
 import { createInvitationStore } from './store/invitation.queries';
 import { idempotencyKeys } from './store/schema';
 import { createUseLedger } from './store/use-ledger.queries';
@@ -24,6 +25,7 @@ export interface SetupOptions {
 export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: SetupOptions = {}): void {
   const { config, db, logger } = ctx;
   const now = opts.now ?? (() => new Date());
+  const secretBox = secretBoxFromEnv(config);
   const availabilityHttp = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
   ctx.onStop('availability client', () => availabilityHttp.close());
   const availability = createAvailabilityClient(availabilityHttp);
@@ -36,9 +38,10 @@ export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: Set
     eventTypes: availability,
     bookingPageUrl: config.BOOKING_PAGE_URL,
     cursors: createCursorCodec(config.CURSOR_SECRET),
-    secretBox: createSecretBox({ key: config.SECRETS_KEY, oldKeys: config.SECRETS_OLD_KEYS }),
+    secretBox,
     now,
   });
+  registerSecretsRoutes(ctx.http, { pool: ctx.pool, box: secretBox });
   registerPageRoutes(ctx.http, {
     db,
     ledger: createUseLedger(db),

@@ -1,6 +1,5 @@
 import { env, loadConfig, serviceEnv, z } from '@sched/config';
-
-const base64Key = z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
+import { checkSecretsEnv } from '@sched/secrets';
 
 const schema = serviceEnv('invitation', 8083).extend({
   /** availability: Event Types (with their access mode) and Slots. */
@@ -15,12 +14,19 @@ const schema = serviceEnv('invitation', 8083).extend({
   BOOKING_TIMEOUT_MS: env.int(10000, 100),
   /** A use reservation no longer holds its use after this long (the process died between reserve and settle). */
   RESERVATION_TTL_MS: env.int(120_000, 1000),
-  /** Seals stored idempotent answers that carry an invitation_url (decisions.md §4). */
-  SECRETS_KEY: base64Key,
+  /**
+   * Key ring sealing the stored idempotent answers that carry an invitation_url (decisions.md §4)
+   * (@sched/secrets key-ring.ts): `k2:<base64>,k1:<base64>`, the first seals, all open.
+   * SECRETS_KEY (+ SECRETS_KEY_ID, default k1, and SECRETS_OLD_KEYS `id:base64,…`) is the older
+   * spelling of the same ring. Checked as a whole (checkSecretsEnv, below).
+   */
+  SECRETS_KEYS: z.string().optional(),
+  SECRETS_KEY: z.string().optional(),
+  SECRETS_KEY_ID: z.string().optional(),
   SECRETS_OLD_KEYS: z.string().optional(),
   /** Signs list cursors (decisions.md §5). */
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
-});
+}).superRefine(checkSecretsEnv, { when: () => true });
 
 export type InvitationConfig = z.infer<typeof schema>;
 

@@ -1,4 +1,5 @@
 import { env, loadConfig, parseConfig, serviceEnv, z } from '@sched/config';
+import { checkSecretsEnv } from '@sched/secrets';
 
 /** decisions.md §11: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts). */
 export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
@@ -20,10 +21,6 @@ const retrySchedule = z
     return delays;
   });
 
-const base64Key32 = z
-  .string()
-  .refine((s) => /^[A-Za-z0-9+/]+={0,2}$/.test(s) && Buffer.from(s, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
-
 export type WebhookMode = 'local' | 'production';
 
 function defaultMode(nodeEnv: string): WebhookMode {
@@ -32,11 +29,15 @@ function defaultMode(nodeEnv: string): WebhookMode {
 
 const schema = serviceEnv('webhook-dispatch', 8085)
   .extend({
-    /** Encrypts webhook signing secrets at rest (@sched/secrets). */
-    SECRETS_KEY: base64Key32,
-    /** Id written into every sealed value; give a new key a new id when rotating SECRETS_KEY. */
-    SECRETS_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,16}$/, 'must be 1 to 16 of [A-Za-z0-9_-]').default('k1'),
-    /** Former keys still able to decrypt, `id:base64,…`, during a key rotation. */
+    /**
+     * Key ring sealing webhook signing secrets at rest (@sched/secrets key-ring.ts):
+     * `k2:<base64>,k1:<base64>`, the first seals, all open.
+     * SECRETS_KEY (+ SECRETS_KEY_ID, default k1, and SECRETS_OLD_KEYS `id:base64,…`) is the older
+     * spelling of the same ring. Checked as a whole (checkSecretsEnv, below).
+     */
+    SECRETS_KEYS: z.string().optional(),
+    SECRETS_KEY: z.string().optional(),
+    SECRETS_KEY_ID: z.string().optional(),
     SECRETS_OLD_KEYS: z.string().optional(),
     /** Signs list cursors (@sched/pagination). */
     CURSOR_SECRET: env.secret(),
@@ -63,6 +64,7 @@ const schema = serviceEnv('webhook-dispatch', 8085)
     /** Safety-net wake-up when a NOTIFY was missed; due retries are woken for precisely. */
     WEBHOOK_POLL_INTERVAL_MS: env.int(1_000, 10),
   })
+  .superRefine(checkSecretsEnv, { when: () => true })
   .superRefine((c, ctx) => {
     if (c.WEBHOOK_LEASE_MS <= c.WEBHOOK_TIMEOUT_MS) {
       ctx.addIssue({ code: 'custom', path: ['WEBHOOK_LEASE_MS'], message: 'must be longer than WEBHOOK_TIMEOUT_MS' });

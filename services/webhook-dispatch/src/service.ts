@@ -1,7 +1,7 @@
 import { createDb, createPool } from '@sched/db';
 import { createCursorCodec } from '@sched/pagination';
 import type { ServiceContext } from '@sched/runtime';
-import { createSecretBox } from '@sched/secrets';
+import { secretBoxFromEnv } from '@sched/secrets';
 import type { WebhookDispatchConfig } from './config';
 import { createDispatchMetrics } from './delivery/dispatch.metrics';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker';
@@ -11,6 +11,7 @@ import { createDeliveryDeadLetterPublisher } from './events/dead-letter.publishe
 import { createDeadLetterTools } from './events/dead-letter.tools';
 import { startEventConsumer } from './events/event.consumer';
 import { registerDeadLetterRoutes } from './http/dead-letter.routes';
+import { registerSecretsRoutes } from './http/secrets.routes';
 import { registerWebhookDeliveryRoutes } from './http/webhook-delivery.routes';
 import { registerWebhookEndpointRoutes } from './http/webhook-endpoint.routes';
 import { createDeliveryStore } from './store/delivery.queries';
@@ -38,7 +39,7 @@ export interface WebhookDispatch {
  */
 export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>, opts: SetupOptions = {}): WebhookDispatch {
   const { config, db, broker, logger } = ctx;
-  const secrets = createSecretBox({ key: config.SECRETS_KEY, keyId: config.SECRETS_KEY_ID, oldKeys: config.SECRETS_OLD_KEYS });
+  const secrets = secretBoxFromEnv(config);
   const resolveAll = opts.resolveAll ?? systemResolveAll;
   const endpointStore = createEndpointStore(db);
 
@@ -56,6 +57,7 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
     cursors: createCursorCodec(config.CURSOR_SECRET),
   });
   registerDeadLetterRoutes(ctx.http, createDeadLetterTools(broker));
+  registerSecretsRoutes(ctx.http, { pool: ctx.pool, box: secrets });
 
   const sender = createWebhookSender({ mode: config.WEBHOOK_MODE, timeoutMs: config.WEBHOOK_TIMEOUT_MS, resolveAll });
   const deadLetters = createDeliveryDeadLetterPublisher(broker);

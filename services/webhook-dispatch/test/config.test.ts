@@ -23,8 +23,8 @@ describe('webhook-dispatch configuration', () => {
   });
 
   it('refuses missing secrets, a bad key, a bad schedule and a lease shorter than the timeout, naming each', () => {
-    expect(() => parseDispatchConfig({})).toThrow(/SECRETS_KEY[\s\S]*CURSOR_SECRET/);
-    expect(() => parseDispatchConfig({ ...required, SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY/);
+    expect(() => parseDispatchConfig({})).toThrow(/CURSOR_SECRET[\s\S]*SECRETS_KEYS: required/);
+    expect(() => parseDispatchConfig({ ...required, SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: the key must be base64 of exactly 32 bytes/);
     for (const bad of ['5s,10s', '0,5', '1,,2']) {
       expect(() => parseDispatchConfig({ ...required, WEBHOOK_RETRY_SCHEDULE_MS: bad })).toThrow(/WEBHOOK_RETRY_SCHEDULE_MS/);
     }

@@ -1,4 +1,4 @@
-import type { Scope } from '@sched/contracts';
+import { SEALING_SERVICES, type Scope } from '@sched/contracts';
 
 export type Upstream = 'booking' | 'availability' | 'invitation' | 'calendar-sync' | 'webhook-dispatch';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -41,4 +41,9 @@ export const ADMIN_FORWARDED_ROUTES: RouteDef<null>[] = [
   { pattern: '/admin/v1/webhook-deliveries/:id/replay', methods: { POST: null }, upstream: 'webhook-dispatch' },
   { pattern: '/admin/v1/dead-letters', methods: { GET: null }, upstream: 'webhook-dispatch' },
   { pattern: '/admin/v1/dead-letters/:queue/replay', methods: { POST: null }, upstream: 'webhook-dispatch' },
+  // Secrets key rotation: each service that seals values re-seals them over its own schema (decisions.md §13).
+  ...SEALING_SERVICES.flatMap((upstream): RouteDef<null>[] => [
+    { pattern: `/admin/v1/secrets/${upstream}`, methods: { GET: null }, upstream },
+    { pattern: `/admin/v1/secrets/${upstream}/rotate`, methods: { POST: null }, upstream },
+  ]),
 ];
