@@ -75,4 +75,29 @@ export function serviceEnv(service: string, defaultPort: number) {
   });
 }
 
+/** Every retention setting (docs/operations.md, "Retention"); a service reads those of the tables it owns. */
+const RETENTION_FIELDS = {
+  /** How often the retention job runs. */
+  RETENTION_INTERVAL_MS: env.int(60_000, 1000),
+  /** Rows per delete statement (each its own short transaction). */
+  RETENTION_BATCH_SIZE: env.int(1000, 1),
+  /** Days a handled event's inbox row is kept. */
+  RETENTION_INBOX_DAYS: env.int(14, 1),
+  /** Days a published outbox row is kept (unpublished rows are never pruned). */
+  RETENTION_OUTBOX_DAYS: env.int(7, 1),
+  /** Days a finished webhook delivery (and its attempts) is kept after it succeeded. */
+  RETENTION_DELIVERIES_DAYS: env.int(30, 1),
+  /** Days a failed (dead-lettered) webhook delivery is kept after it failed, unless replayed meanwhile. */
+  RETENTION_DEAD_LETTERS_DAYS: env.int(90, 1),
+};
+
+export type RetentionPeriod = Exclude<keyof typeof RETENTION_FIELDS, 'RETENTION_INTERVAL_MS' | 'RETENTION_BATCH_SIZE'>;
+
+/** The retention job's interval and batch size plus the given periods, to spread into a service's schema. */
+export function retentionEnv<K extends RetentionPeriod>(...periods: K[]): Pick<typeof RETENTION_FIELDS, 'RETENTION_INTERVAL_MS' | 'RETENTION_BATCH_SIZE' | K> {
+  const fields: Record<string, unknown> = { RETENTION_INTERVAL_MS: RETENTION_FIELDS.RETENTION_INTERVAL_MS, RETENTION_BATCH_SIZE: RETENTION_FIELDS.RETENTION_BATCH_SIZE };
+  for (const p of periods) fields[p] = RETENTION_FIELDS[p];
+  return fields as Pick<typeof RETENTION_FIELDS, 'RETENTION_INTERVAL_MS' | 'RETENTION_BATCH_SIZE' | K>;
+}
+
 export { z };

@@ -13,4 +13,21 @@ export {
 } from './migrate-services';
 export { withDatabase, withCredentials, databaseName } from './database-url';
 export { describeConnectionError, isDuplicateError, pgErrorCode, PG } from './pg-errors';
+export {
+  startRetentionJob,
+  pruneTable,
+  retentionSelectSql,
+  explainRetentionRule,
+  retentionLabel,
+  DEFAULT_RETENTION_BATCH_SIZE,
+  DEFAULT_RETENTION_MAX_BATCHES,
+  type RetentionRule,
+  type RetentionChild,
+  type RetentionMetrics,
+  type RetentionDb,
+  type RetentionJob,
+  type RetentionJobOptions,
+  type RetentionLogger,
+  type PruneOptions,
+} from './retention';
 export { storeUnavailable, isStoreUnavailable, type StoreUnavailable } from './store-unavailable';

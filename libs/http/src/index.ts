@@ -33,3 +33,4 @@ export {
   type ForwardRequestOptions,
   type ForwardResponse,
 } from './forward-client';
+export { createRetentionMetrics } from './retention-metrics';

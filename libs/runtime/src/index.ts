@@ -101,3 +101,5 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
     throw err;
   }
 }
+
+export { startRetention, type RetentionConfig } from './retention';
