@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, index, integer, jsonb, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
+import type { RetentionRule } from '@sched/db';
 import type { AnyPgDatabase } from './db-types';
 import { assertEnvelope, type EventEnvelope } from './envelope';
 
@@ -22,12 +23,24 @@ export function outboxTable(schema: PgSchema) {
       attempts: integer('attempts').notNull().default(0),
       lastError: text('last_error'),
     },
-    // Partial: the relay only ever looks for unpublished rows, which stay few however large the table grows.
-    (t) => [index('outbox_unpublished_idx').on(t.createdAt).where(sql`published_at IS NULL`)],
+    (t) => [
+      // Partial: the relay only ever looks for unpublished rows, which stay few however large the table grows.
+      index('outbox_unpublished_idx').on(t.createdAt).where(sql`published_at IS NULL`),
+      // The retention job deletes published rows by age (outboxRetentionRule).
+      index('outbox_published_idx').on(t.publishedAt).where(sql`published_at IS NOT NULL`),
+    ],
   );
 }
 
 export type OutboxTable = ReturnType<typeof outboxTable>;
+
+/**
+ * Published outbox rows go `retentionMs` after they were published (docs/operations.md, "Retention":
+ * 7 days by default). Unpublished rows are never pruned, however old: they are events still owed.
+ */
+export function outboxRetentionRule(table: OutboxTable, retentionMs: number): RetentionRule {
+  return { table, ageColumn: table.publishedAt, retentionMs, where: sql`published_at IS NOT NULL` };
+}
 
 /** The NOTIFY channel of one schema's outbox: `<schema>_outbox`. */
 export function outboxChannel(schemaName: string): string {

@@ -73,11 +73,14 @@ export const deliveries = webhookDispatch.table(
     index('deliveries_dead_letter_pending_idx').on(t.id).where(sql`dead_letter_pending`),
     index('deliveries_list_idx').on(t.workspaceId, t.createdAt, t.id),
     index('deliveries_endpoint_list_idx').on(t.workspaceId, t.endpointId, t.createdAt, t.id),
+    // The retention job (store/retention.ts) deletes finished deliveries by the time they finished.
+    index('deliveries_succeeded_idx').on(t.succeededAt).where(sql`status = 'succeeded'`),
+    index('deliveries_failed_idx').on(t.failedAt).where(sql`status = 'failed'`),
     check('deliveries_status_check', sql`status IN ('pending', 'succeeded', 'failed')`),
   ],
 );
 
-/** Every HTTP attempt, kept for the admin API. */
+/** Every HTTP attempt, kept for the admin API as long as its delivery (pruned with it). */
 export const attempts = webhookDispatch.table(
   'attempts',
   {

@@ -1,0 +1,1 @@
+CREATE INDEX "inbox_received_idx" ON "availability"."inbox" USING btree ("received_at");

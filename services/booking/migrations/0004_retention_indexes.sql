@@ -1,0 +1,2 @@
+CREATE INDEX "inbox_received_idx" ON "booking"."inbox" USING btree ("received_at");--> statement-breakpoint
+CREATE INDEX "outbox_published_idx" ON "booking"."outbox" USING btree ("published_at") WHERE published_at IS NOT NULL;

@@ -1,0 +1,2 @@
+CREATE INDEX "inbox_received_idx" ON "calendar_sync"."inbox" USING btree ("received_at");--> statement-breakpoint
+CREATE INDEX "outbox_published_idx" ON "calendar_sync"."outbox" USING btree ("published_at") WHERE published_at IS NOT NULL;
