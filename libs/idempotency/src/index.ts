@@ -16,5 +16,5 @@ export {
   type IdempotentOutcome,
   type ResponseSealer,
 } from './run-idempotent';
-export { deleteExpiredIdempotencyKeys, startIdempotencyCleanup, type IdempotencyCleanup } from './cleanup';
+export { idempotencyRetentionRule } from './cleanup';
 export type { AnyPgDatabase, TxOf } from './db-types';

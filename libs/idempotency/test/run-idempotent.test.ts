@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { DomainError, newId } from '@sched/contracts';
 import { createSecretBox } from '@sched/secrets';
+import { pruneTable, startRetentionJob } from '@sched/db';
 import {
-  deleteExpiredIdempotencyKeys,
+  idempotencyRetentionRule,
   requestFingerprint,
   runIdempotent,
-  startIdempotencyCleanup,
   type IdempotencyScope,
   type RunIdempotentOptions,
   type StoredResponse,
@@ -220,19 +220,25 @@ describe('runIdempotent', () => {
 
     await h.pool.query(`UPDATE idem_test.idempotency_keys SET expires_at = now() - interval '1 second' WHERE workspace_id = 'wsp_retention'`);
     const live = (await h.pool.query(`SELECT count(*)::int AS n FROM idem_test.idempotency_keys WHERE expires_at > now()`)).rows[0].n;
-    const deleted = await deleteExpiredIdempotencyKeys(h.db, keys, { batchSize: 1 });
-    expect(deleted).toBe(1);
+    const deleted = await pruneTable(h.db, idempotencyRetentionRule(keys), { batchSize: 1 });
+    expect(deleted).toEqual({ idempotency_keys: 1 });
     const left = await h.pool.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE expires_at <= now())::int AS expired FROM idem_test.idempotency_keys`);
     expect(left.rows[0]).toEqual({ n: live, expired: 0 });
   });
 
-  it('the cleanup timer API deletes expired rows on demand and stops cleanly', async () => {
+  it('the retention job deletes expired rows on demand and stops cleanly', async () => {
     await run({ key: freshKey(), scope: scope({ workspaceId: 'wsp_timer' }) });
     await h.pool.query(`UPDATE idem_test.idempotency_keys SET expires_at = now() - interval '1 hour' WHERE workspace_id = 'wsp_timer'`);
     const logs: string[] = [];
-    const cleanup = startIdempotencyCleanup({ db: h.db, table: keys, intervalMs: 3_600_000, logger: { warn: (m) => logs.push(m), debug: (m) => logs.push(m) } });
-    expect(await cleanup.runOnce()).toBe(1);
+    const cleanup = startRetentionJob({
+      db: h.db,
+      rules: [idempotencyRetentionRule(keys)],
+      intervalMs: 3_600_000,
+      logger: { warn: (m) => logs.push(m), info: (m) => logs.push(m) },
+    });
+    expect(await cleanup.runOnce()).toEqual({ idempotency_keys: 1 });
     await cleanup.stop();
+    expect(logs).toEqual(['retention pruned rows']);
     expect((await h.pool.query(`SELECT count(*)::int AS n FROM idem_test.idempotency_keys WHERE workspace_id = 'wsp_timer'`)).rows[0].n).toBe(0);
   });
 

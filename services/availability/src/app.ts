@@ -1,7 +1,7 @@
 import { createInternalClient } from '@sched/http';
 import type { Consumer } from '@sched/messaging';
 import { createCursorCodec } from '@sched/pagination';
-import type { ServiceContext } from '@sched/runtime';
+import { startRetention, type ServiceContext } from '@sched/runtime';
 import type { AvailabilityConfig } from './config';
 import { startAvailabilityConsumer } from './events/availability.consumer';
 import { registerAdminRoutes } from './http/admin.routes';
@@ -13,6 +13,7 @@ import { createEventTypeStore, loadSlotContext } from './store/event-type.querie
 import { SlotsCache } from './domain/slots-cache';
 import { createHostStore } from './store/host.queries';
 import { bookedIntervalsOverlapping } from './store/projection.queries';
+import { availabilityRetentionRules } from './store/retention';
 import { startSlotsInvalidation } from './store/slots-invalidation';
 
 export interface SetupOptions {
@@ -52,5 +53,6 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
 
   const consumer = startAvailabilityConsumer({ broker: ctx.broker, db, logger, retryDelaysMs: opts.retryDelaysMs });
   ctx.onStop('availability consumer', () => consumer.stop());
+  startRetention(ctx, availabilityRetentionRules(config));
   return { consumer };
 }

@@ -1,4 +1,4 @@
-import { env, loadConfig, parseConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, parseConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 
 const schema = serviceEnv('availability', 8082).extend({
   /** calendar-sync's internal API, for busy times. */
@@ -18,6 +18,8 @@ const schema = serviceEnv('availability', 8082).extend({
   SLOTS_CACHE_TTL_MS: env.int(5000, 0),
   /** Memory bound of the Slots answer cache, in MiB of JSON. */
   SLOTS_CACHE_MAX_MB: env.int(64, 0),
+  /** Retention job (docs/operations.md, "Retention"): inbox rows. */
+  ...retentionEnv('RETENTION_INBOX_DAYS'),
 });
 
 export type AvailabilityConfig = z.infer<typeof schema>;

@@ -1,14 +1,14 @@
 import type { Logger } from '@sched/logger';
-import { startIdempotencyCleanup } from '@sched/idempotency';
 import { outboxChannel, outboxSchemaName, startConsumer, startOutboxRelay, type Consumer } from '@sched/messaging';
 import { createCursorCodec } from '@sched/pagination';
-import { runService, type RunningService } from '@sched/runtime';
+import { runService, startRetention, type RunningService } from '@sched/runtime';
 import type { BookingConfig } from './config';
 import { CALENDAR_RESULT_BINDINGS, calendarResultHandler } from './events/calendar-result.handler';
 import { createSlotChecker } from './http/availability.client';
 import { registerBookingRoutes } from './http/booking.routes';
 import { createBookingBatcher } from './store/create-batch.queries';
-import { idempotencyKeys, inbox, outbox } from './store/schema';
+import { bookingRetentionRules } from './store/retention';
+import { inbox, outbox } from './store/schema';
 
 export interface StartBookingOptions {
   /** Processes: true (SIGTERM drains). In-process tests: false. */
@@ -66,8 +66,7 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
       });
       consumer = calendarResults;
       ctx.onStop('calendar result consumer', () => calendarResults.stop());
-      const cleanup = startIdempotencyCleanup({ db: ctx.db, table: idempotencyKeys, intervalMs: config.IDEMPOTENCY_CLEANUP_INTERVAL_MS, logger: ctx.logger });
-      ctx.onStop('idempotency cleanup', () => cleanup.stop());
+      startRetention(ctx, bookingRetentionRules(config));
       if (config.FAULT_CRASH_AFTER_COMMIT) ctx.logger.warn('FAULT_CRASH_AFTER_COMMIT is set: creates kill this process after commit (test only)');
     },
   });

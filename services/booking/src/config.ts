@@ -1,4 +1,4 @@
-import { env, loadConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 
 const schema = serviceEnv('booking', 8081).extend({
   /** The availability service, asked at create and reschedule whether a start is bookable. */
@@ -14,8 +14,8 @@ const schema = serviceEnv('booking', 8081).extend({
   CREATE_BATCHES_IN_FLIGHT: env.int(2, 1),
   /** Most creates in one batch (one transaction). */
   CREATE_BATCH_MAX: env.int(64, 1),
-  /** How often expired idempotency keys (older than 24 h) are deleted. */
-  IDEMPOTENCY_CLEANUP_INTERVAL_MS: env.int(60_000, 1000),
+  /** Retention job (docs/operations.md, "Retention"): expired idempotency keys, inbox, published outbox rows. */
+  ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
   /**
    * TEST ONLY (crash test): the create handler kills its own process right after the transaction commits and
    * before it answers. Never set it in a deployment.

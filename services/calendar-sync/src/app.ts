@@ -1,6 +1,6 @@
 import { createInternalClient } from '@sched/http';
 import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
-import type { ServiceContext } from '@sched/runtime';
+import { startRetention, type ServiceContext } from '@sched/runtime';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { CalendarSyncConfig } from './config';
 import { BusyReader } from './domain/busy-reader';
@@ -16,6 +16,7 @@ import { CalDavProvider } from './providers/caldav/caldav-provider';
 import { createProviderRegistry } from './providers/provider-registry';
 import { startCacheInvalidation } from './store/cache-invalidation';
 import { createStore } from './store/create-store';
+import { calendarSyncRetentionRules } from './store/retention';
 import { StoreCache } from './store/store-cache';
 import { inbox, outbox } from './store/schema';
 
@@ -91,5 +92,6 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     now,
   });
   ctx.onStop('busy refresher', () => refresher.stop());
+  startRetention(ctx, calendarSyncRetentionRules(config));
   return { reader, cache, refresher, consumer, relay };
 }

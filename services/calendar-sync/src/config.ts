@@ -1,4 +1,4 @@
-import { env, loadConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 import { checkSecretsEnv } from '@sched/secrets';
 
 /** "2000,10000,60000" → [2000, 10000, 60000]; an empty list means no retries. */
@@ -36,6 +36,8 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
   PROVIDER_TIMEOUT_MS: env.int(4000, 50),
   /** Delays between attempts to write a calendar event while the provider is unavailable; then sync_failed. */
   CALENDAR_WRITE_RETRY_DELAYS_MS: delayList('2000,10000,60000'),
+  /** Retention job (docs/operations.md, "Retention"): inbox and published outbox rows. */
+  ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
 }).superRefine(checkSecretsEnv, { when: () => true });
 
 export type CalendarSyncConfig = z.infer<typeof schema>;

@@ -1,7 +1,6 @@
 import { createInternalClient } from '@sched/http';
-import { startIdempotencyCleanup } from '@sched/idempotency';
 import { createCursorCodec } from '@sched/pagination';
-import type { ServiceContext } from '@sched/runtime';
+import { startRetention, type ServiceContext } from '@sched/runtime';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { InvitationConfig } from './config';
 import { startInvitationConsumer } from './events/invitation.consumer';
@@ -11,7 +10,7 @@ import { registerInvitationRoutes } from './http/invitation.routes';
 import { registerPageRoutes } from './http/page.routes';
 import { registerSecretsRoutes } from './http/secrets.routes';
 import { createInvitationStore } from './store/invitation.queries';
-import { idempotencyKeys } from './store/schema';
+import { invitationRetentionRules } from './store/retention';
 import { createUseLedger } from './store/use-ledger.queries';
 
 export interface SetupOptions {
@@ -21,7 +20,7 @@ export interface SetupOptions {
   retryDelaysMs?: readonly number[];
 }
 
-/** Wires routes, the booking.created consumer and the idempotency cleanup (main.ts and in-process tests). */
+/** Wires routes, the booking.created consumer and the retention job (main.ts and in-process tests). */
 export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: SetupOptions = {}): void {
   const { config, db, logger } = ctx;
   const now = opts.now ?? (() => new Date());
@@ -55,6 +54,5 @@ export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: Set
 
   const consumer = startInvitationConsumer({ broker: ctx.broker, db, logger, ledgerFor: createUseLedger, now, retryDelaysMs: opts.retryDelaysMs });
   ctx.onStop('invitation consumer', () => consumer.stop());
-  const cleanup = startIdempotencyCleanup({ db, table: idempotencyKeys, logger });
-  ctx.onStop('idempotency cleanup', () => cleanup.stop());
+  startRetention(ctx, invitationRetentionRules(config));
 }

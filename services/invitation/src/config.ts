@@ -1,4 +1,4 @@
-import { env, loadConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 import { checkSecretsEnv } from '@sched/secrets';
 
 const schema = serviceEnv('invitation', 8083).extend({
@@ -26,6 +26,8 @@ const schema = serviceEnv('invitation', 8083).extend({
   SECRETS_OLD_KEYS: z.string().optional(),
   /** Signs list cursors (decisions.md §5). */
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  /** Retention job (docs/operations.md, "Retention"): expired idempotency keys, inbox, published outbox rows. */
+  ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
 }).superRefine(checkSecretsEnv, { when: () => true });
 
 export type InvitationConfig = z.infer<typeof schema>;
