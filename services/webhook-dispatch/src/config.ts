@@ -1,4 +1,4 @@
-import { env, loadConfig, parseConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, parseConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 import { checkSecretsEnv } from '@sched/secrets';
 
 /** decisions.md §11: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts). */
@@ -63,11 +63,17 @@ const schema = serviceEnv('webhook-dispatch', 8085)
     WEBHOOK_LEASE_MS: env.int(60_000, 1_000),
     /** Safety-net wake-up when a NOTIFY was missed; due retries are woken for precisely. */
     WEBHOOK_POLL_INTERVAL_MS: env.int(1_000, 10),
+    /** Retention job (docs/operations.md, "Retention"): inbox rows, finished deliveries and their attempts. */
+    ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_DELIVERIES_DAYS', 'RETENTION_DEAD_LETTERS_DAYS'),
   })
   .superRefine(checkSecretsEnv, { when: () => true })
   .superRefine((c, ctx) => {
     if (c.WEBHOOK_LEASE_MS <= c.WEBHOOK_TIMEOUT_MS) {
       ctx.addIssue({ code: 'custom', path: ['WEBHOOK_LEASE_MS'], message: 'must be longer than WEBHOOK_TIMEOUT_MS' });
+    }
+    // Failed deliveries are the ones on-call may still replay: never kept shorter than delivered ones.
+    if (c.RETENTION_DEAD_LETTERS_DAYS < c.RETENTION_DELIVERIES_DAYS) {
+      ctx.addIssue({ code: 'custom', path: ['RETENTION_DEAD_LETTERS_DAYS'], message: 'must be at least RETENTION_DELIVERIES_DAYS' });
     }
   })
   .transform((c) => ({ ...c, WEBHOOK_MODE: c.WEBHOOK_MODE ?? defaultMode(c.NODE_ENV) }));

@@ -1,6 +1,6 @@
 import { createDb, createPool } from '@sched/db';
 import { createCursorCodec } from '@sched/pagination';
-import type { ServiceContext } from '@sched/runtime';
+import { startRetention, type ServiceContext } from '@sched/runtime';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { WebhookDispatchConfig } from './config';
 import { createDispatchMetrics } from './delivery/dispatch.metrics';
@@ -17,6 +17,7 @@ import { registerWebhookEndpointRoutes } from './http/webhook-endpoint.routes';
 import { createDeliveryStore } from './store/delivery.queries';
 import { pendingBacklog } from './store/delivery-worker.queries';
 import { createEndpointStore } from './store/endpoint.queries';
+import { webhookDispatchRetentionRules } from './store/retention';
 
 /** LISTEN + claims + attempt records + dead-letter sweep; queries are short, attempts hold none. */
 const WORKER_POOL_SIZE = 5;
@@ -90,6 +91,7 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
   ctx.onStop('webhook sender', () => sender.close());
   ctx.onStop('delivery worker pool', () => workerPool.end());
   ctx.onStop('delivery worker', () => worker.stop());
+  startRetention(ctx, webhookDispatchRetentionRules(config));
   logger.info('webhook dispatch started', { mode: config.WEBHOOK_MODE, attempts: config.WEBHOOK_RETRY_SCHEDULE_MS.length + 1 });
   return { worker };
 }
