@@ -1,4 +1,4 @@
-import { env, loadConfig, serviceEnv, z } from '@sched/config';
+import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 
 const schema = serviceEnv('gateway', 8080).extend({
   ADMIN_TOKEN: env.secret(),
@@ -18,6 +18,8 @@ const schema = serviceEnv('gateway', 8080).extend({
   /** express `trust proxy`: set to the number of proxies in front (e.g. 1) so client IPs (page rate limit) are real. */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
+  /** Retention job (docs/operations.md, "Retention"): rate-limit windows that ended. */
+  ...retentionEnv(),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;

@@ -1,9 +1,10 @@
-import { checkPostgres, createDb, createPool } from '@sched/db';
+import { checkPostgres, createDb, createPool, startRetentionJob } from '@sched/db';
+import { createRetentionMetrics } from '@sched/http';
 import { createLifecycle } from '@sched/lifecycle';
 import { createLogger } from '@sched/logger';
 import { buildGatewayApp } from './app';
 import { readConfig } from './config';
-import { sweepCounters } from './store/rate-limit.queries';
+import { gatewayRetentionRules } from './store/retention';
 
 async function main(): Promise<void> {
   const config = readConfig();
@@ -22,12 +23,16 @@ async function main(): Promise<void> {
   const { http, closeUpstreams } = buildGatewayApp({ config, pool, counterPool, logger, readiness: { postgres: () => checkPostgres(pool) } });
   lifecycle.onStop('upstream clients', async () => closeUpstreams());
 
-  const db = createDb(pool);
-  const sweep = setInterval(() => {
-    sweepCounters(db, new Date(Date.now() - 2 * 3600 * 1000)).catch((err: unknown) => logger.warn('rate limit sweep failed', { err }));
-  }, 60_000);
-  sweep.unref();
-  lifecycle.onStop('rate limit sweep', async () => clearInterval(sweep));
+  // Old rate-limit windows go in bounded batches; safe with every replica running it (libs/db retention).
+  const retention = startRetentionJob({
+    db: createDb(pool),
+    rules: gatewayRetentionRules(config),
+    intervalMs: config.RETENTION_INTERVAL_MS,
+    batchSize: config.RETENTION_BATCH_SIZE,
+    logger,
+    metrics: createRetentionMetrics(http.registry),
+  });
+  lifecycle.onStop('retention job', () => retention.stop());
 
   await http.listen(config.PORT, config.HOST);
   lifecycle.onStop('http', () => http.close());

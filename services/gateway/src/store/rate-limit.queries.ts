@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { Db } from '@sched/db';
 
@@ -31,10 +30,4 @@ function poolOf(db: Db): Pick<Pool, 'query'> {
 /** Counts one request in the key's current window and returns the new count. */
 export function countRequest(db: Db, keyId: string, windowStart: Date): Promise<number> {
   return addRequests(db, keyId, windowStart, 1);
-}
-
-/** Removes windows that ended before `before`; run periodically by one timer per replica (harmless if several). */
-export async function sweepCounters(db: Db, before: Date): Promise<number> {
-  const res = await db.execute(sql`DELETE FROM gateway.rate_limit_counters WHERE window_start < ${before.toISOString()}`);
-  return res.rowCount ?? 0;
 }
