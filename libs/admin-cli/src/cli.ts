@@ -4,9 +4,10 @@ import { deliveryCommands } from './commands/delivery.commands';
 import { dlqCommands } from './commands/dlq.commands';
 import { eventTypeCommands } from './commands/event-type.commands';
 import { hostCommands } from './commands/host.commands';
+import { secretsCommands } from './commands/secrets.commands';
 import { webhookEndpointCommands } from './commands/webhook-endpoint.commands';
 import { workspaceCommands } from './commands/workspace.commands';
-import { AdminApiError, ConnectionError, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './errors';
+import { AdminApiError, CommandFailedError, ConnectionError, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './errors';
 import { Output, type Io } from './output';
 import { resolveConnection } from './settings';
 
@@ -19,6 +20,7 @@ export const COMMANDS: CommandSpec[] = [
   ...webhookEndpointCommands,
   ...deliveryCommands,
   ...dlqCommands,
+  ...secretsCommands,
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0]!))];
@@ -125,6 +127,10 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     }
     if (err instanceof ConnectionError) {
       io.stderr(`error: ${err.message}: is the gateway running? (npm start)\n`);
+      return EXIT_API_ERROR;
+    }
+    if (err instanceof CommandFailedError) {
+      io.stderr(`error: ${err.message}\n`);
       return EXIT_API_ERROR;
     }
     throw err;

@@ -30,6 +30,11 @@ export class AdminApiError extends Error {
   }
 }
 
+/** The API answered, but the command could not finish its work (e.g. values `secrets rotate` cannot open): exit 1. */
+export class CommandFailedError extends Error {
+  override readonly name = 'CommandFailedError';
+}
+
 /** No answer from the admin API (refused, reset, DNS, timeout). */
 export class ConnectionError extends Error {
   override readonly name = 'ConnectionError';
