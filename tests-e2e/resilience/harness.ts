@@ -67,6 +67,8 @@ export interface Outcome {
   envelope: boolean;
   /** The answer body looked like a stack trace or raw error text. */
   leak: boolean;
+  /** The Retry-After header, when the answer had one. */
+  retryAfter?: string;
   ms: number;
   sentAt: number;
 }
@@ -97,6 +99,7 @@ export async function createBooking(rig: Rig, start: string, i: number, timeoutM
       code: json.error?.code,
       envelope: typeof json.error?.code === 'string' && typeof json.error?.message === 'string',
       leak: STACK.test(text),
+      retryAfter: res.headers.get('retry-after') ?? undefined,
       ms: Date.now() - sentAt,
       sentAt,
     };

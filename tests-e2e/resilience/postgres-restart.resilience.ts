@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(async () => rig?.close());
 
 describe('Postgres restart mid-load', () => {
-  it('answers a clear 5xx while it is down (never a hang or a stack trace), writes no half Booking, and serves fully once it returns', async () => {
+  it('answers 503 service_unavailable with Retry-After while it is down (never a 500, a hang or a stack trace), writes no half Booking, and serves fully once it returns', async () => {
     const starts = await manyStarts(rig.t, 400);
     const queue = starts.map((start, i) => ({ start, i }));
     const outcomes: Outcome[] = [];
@@ -66,6 +66,10 @@ describe('Postgres restart mid-load', () => {
     const recovering = outcomes.filter((o) => o.sentAt >= startedAt && o.sentAt < recoveredAt);
     const after = outcomes.filter((o) => o.sentAt >= recoveredAt + 1000);
     const unclear = outcomes.filter((o) => o.status !== 201 && (o.status < 500 || !o.envelope || o.leak));
+    // decisions.md §2: a store that is down is 503 service_unavailable with Retry-After; 500 is for bugs only.
+    const internalErrors = outcomes.filter((o) => o.status === 500);
+    const outageAnswers = outcomes.filter((o) => o.sentAt >= stoppingAt && o.sentAt < recoveredAt && o.status !== 201);
+    const notServiceUnavailable = outageAnswers.filter((o) => o.status !== 503 || o.code !== 'service_unavailable' || !/^[1-9][0-9]*$/.test(o.retryAfter ?? ''));
 
     // No service may die of the restart (a checked-out pg client's unhandled 'error' used to end the process).
     const exited = rig.sys.processes.filter((p) => p.child.exitCode !== null || p.child.signalCode !== null).map((p) => p.service);
@@ -90,6 +94,9 @@ describe('Postgres restart mid-load', () => {
       answers_after_recovery: summarize(after),
       error_codes_while_down: countBy(down.filter((o) => o.status !== 201).map((o) => `${o.status} ${o.code ?? ''}`)),
       '5xx_during_outage': down.filter((o) => o.status >= 500).length,
+      '500_answers': internalErrors.length,
+      outage_answers_not_503_service_unavailable_with_retry_after: notServiceUnavailable.length,
+      retry_after_seconds_while_down: countBy(outageAnswers.map((o) => o.retryAfter ?? 'none')),
       '5xx_after_outage': after.filter((o) => o.status >= 500).length,
       slowest_answer_while_down_ms: Math.max(0, ...down.map((o) => o.ms)),
       no_answer_hangs: outcomes.filter((o) => o.status === 0).length,
@@ -111,6 +118,8 @@ describe('Postgres restart mid-load', () => {
     expect(firstOkAfter).toBeDefined();
     expect(down.length).toBeGreaterThan(10);
     expect(down.filter((o) => o.status >= 500).length).toBeGreaterThan(0);
+    expect(internalErrors).toEqual([]);
+    expect(notServiceUnavailable).toEqual([]);
     expect(outcomes.filter((o) => o.status === 0)).toEqual([]);
     expect(unclear).toEqual([]);
     expect(after.length).toBeGreaterThan(10);
