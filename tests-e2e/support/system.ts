@@ -44,8 +44,8 @@ export interface System {
   addReplica(service: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
   /** SIGKILL (no clean stop) of every process of a service. */
   kill(service: ServiceName): Promise<void>;
-  /** Starts a service's first replica again after kill(). */
-  restart(service: ServiceName): Promise<ServiceProcess>;
+  /** Starts a service's first replica again after kill(), optionally with other environment (e.g. a new SECRETS_KEYS). */
+  restart(service: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
   /** Every log line of every process, for the "no secret in logs" checks. */
   allLogText(): string;
   stop(): Promise<void>;
@@ -74,7 +74,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const adminToken = randomBytes(24).toString('base64url');
   const secrets = {
     ADMIN_TOKEN: adminToken,
-    SECRETS_KEY: randomBytes(32).toString('base64'),
+    SECRETS_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     CURSOR_SECRET: randomBytes(24).toString('base64url'),
   };
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
@@ -158,7 +158,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       victims.forEach((p) => p.child.kill('SIGKILL'));
       await Promise.all(victims.map((p) => p.exited));
     },
-    restart: async (service) => spawnService(service, 1, ports[service]),
+    restart: async (service, env) => spawnService(service, 1, ports[service], env),
     allLogText: () => processes.map((p) => p.lines.map((l) => JSON.stringify(l)).join('\n')).join('\n'),
     stop: async () => {
       const alive = processes.filter((p) => p.child.exitCode === null);
