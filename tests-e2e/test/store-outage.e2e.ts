@@ -137,7 +137,7 @@ describe('Postgres unreachable', () => {
     }
 
     // Expected outages are warnings without a stack; no request was logged as an unhandled error.
-    const lines = sys.processes.flatMap((p) => p.lines.map((l) => ({ service: p.service, ...l })));
+    const lines = sys.processes.flatMap((p) => p.lines.map((l): Record<string, unknown> => ({ service: p.service, ...l })));
     expect(lines.filter((l) => l.message === 'unhandled error')).toEqual([]);
     const warned = lines.filter((l) => l.message === 'store unavailable; answered 503');
     expect(new Set(warned.map((l) => l.service))).toEqual(new Set(sys.processes.map((p) => p.service)));
