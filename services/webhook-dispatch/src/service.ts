@@ -1,3 +1,4 @@
+import { systemResolveAll, type ResolveAll } from '@sched/address-policy';
 import { createDb, createPool } from '@sched/db';
 import { createCursorCodec } from '@sched/pagination';
 import { startRetention, type ServiceContext } from '@sched/runtime';
@@ -5,7 +6,6 @@ import { secretBoxFromEnv } from '@sched/secrets';
 import type { WebhookDispatchConfig } from './config';
 import { createDispatchMetrics } from './delivery/dispatch.metrics';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker';
-import { systemResolveAll, type ResolveAll } from './delivery/guarded-lookup';
 import { createWebhookSender } from './delivery/webhook.sender';
 import { createDeliveryDeadLetterPublisher } from './events/dead-letter.publisher';
 import { createDeadLetterTools } from './events/dead-letter.tools';

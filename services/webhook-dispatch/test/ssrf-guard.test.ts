@@ -1,8 +1,8 @@
 import type { LookupAddress } from 'node:dns';
+import { systemResolveAll } from '@sched/address-policy';
 import { newId } from '@sched/contracts';
 import { createSecretBox } from '@sched/secrets';
 import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
-import { systemResolveAll } from '../src/delivery/guarded-lookup';
 import { createWebhookSender } from '../src/delivery/webhook.sender';
 import { generateWebhookSecret } from '../src/domain/webhook-signing';
 import {
@@ -27,6 +27,10 @@ const FAKE_DNS: Record<string, LookupAddress[]> = {
     { address: '10.0.0.8', family: 4 },
   ],
   'rebind.example.test': [{ address: '127.0.0.1', family: 4 }],
+  // AAAA records embedding the metadata address: IPv4-translated, 6to4 and local-use NAT64.
+  'translated.example.test': [{ address: '::ffff:0:a9fe:a9fe', family: 6 }],
+  'sixtofour.example.test': [{ address: '2002:a9fe:a9fe::1', family: 6 }],
+  'nat64.example.test': [{ address: '64:ff9b:1::a9fe:a9fe', family: 6 }],
 };
 const resolveAll = async (host: string): Promise<LookupAddress[]> => FAKE_DNS[host] ?? systemResolveAll(host);
 
@@ -62,6 +66,12 @@ describe('production mode refuses non-public targets at registration', () => {
     ['localhost (a name resolving to loopback)', () => `https://localhost:${port()}/hooks`, 'address_not_allowed'],
     ['a name resolving to a private address', () => 'https://private.example.test/hooks', 'address_not_allowed'],
     ['a name with one public and one private address', () => 'https://mixed.example.test/hooks', 'address_not_allowed'],
+    ['the metadata address, IPv4-translated', () => 'https://[::ffff:0:a9fe:a9fe]/hooks', 'address_not_allowed'],
+    ['the metadata address, 6to4', () => 'https://[2002:a9fe:a9fe::1]/hooks', 'address_not_allowed'],
+    ['the metadata address, local-use NAT64', () => 'https://[64:ff9b:1::a9fe:a9fe]/hooks', 'address_not_allowed'],
+    ['a name resolving to an IPv4-translated address', () => 'https://translated.example.test/hooks', 'address_not_allowed'],
+    ['a name resolving to a 6to4 address', () => 'https://sixtofour.example.test/hooks', 'address_not_allowed'],
+    ['a name resolving to a NAT64 address', () => 'https://nat64.example.test/hooks', 'address_not_allowed'],
     ['a name that does not resolve', () => 'https://no-such-host.invalid/hooks', 'unresolvable'],
     ['plain http', () => 'http://hooks.example.com/in', 'scheme_not_allowed'],
   ];
@@ -88,6 +98,10 @@ describe('production mode refuses them again at send time, without connecting', 
       'https://10.0.0.1/hooks',
       'https://169.254.169.254/latest/meta-data',
       'https://metadata.example.test/hooks',
+      'https://[::ffff:0:a9fe:a9fe]/hooks',
+      'https://[2002:a9fe:a9fe::1]/hooks',
+      'https://[64:ff9b:1::a9fe:a9fe]/hooks',
+      'https://nat64.example.test/hooks',
     ];
     // Rows as a local-mode instance would have stored them: production mode must still refuse to send.
     for (const url of urls) {

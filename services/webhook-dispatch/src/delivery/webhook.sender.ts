@@ -1,9 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import { AddressNotAllowedError, checkTargetUrl, guardedLookup, systemResolveAll, type AddressMode, type ResolveAll } from '@sched/address-policy';
 import { redactString } from '@sched/logger';
-import { checkTargetUrl, type WebhookMode } from '../domain/address-policy';
 import type { AttemptResult } from '../domain/delivery-policy';
-import { AddressNotAllowedError, guardedLookup, systemResolveAll, type ResolveAll } from './guarded-lookup';
+import { WEBHOOK_TARGET_RULES } from '../domain/webhook-endpoints';
 
 export interface WebhookSender {
   /** One attempt. Never throws: every failure is an AttemptResult. */
@@ -12,7 +12,7 @@ export interface WebhookSender {
 }
 
 export interface SenderOptions {
-  mode: WebhookMode;
+  mode: AddressMode;
   timeoutMs: number;
   /** Tests pass a fake resolver to prove a name resolving to a private address is refused. */
   resolveAll?: ResolveAll;
@@ -44,7 +44,7 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
     const started = performance.now();
     const done = (result: AttemptResult) => ({ result, latencyMs: Math.round(performance.now() - started) });
     // The URL was checked when registered; checked again because the mode or the rules may have changed since.
-    const checked = checkTargetUrl(rawUrl, opts.mode);
+    const checked = checkTargetUrl(rawUrl, opts.mode, WEBHOOK_TARGET_RULES);
     if (!checked.ok) {
       const errorKind = checked.problem === 'address_not_allowed' ? 'address_not_allowed' : 'url_not_allowed';
       return Promise.resolve(done({ kind: 'error', errorKind, error: checked.problem }));

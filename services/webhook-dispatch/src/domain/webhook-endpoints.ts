@@ -1,5 +1,5 @@
 import { DomainError, newId, type PublicEventKind } from '@sched/contracts';
-import { checkTargetUrl, isAllowedAddress, type WebhookMode } from './address-policy';
+import { checkTargetUrl, isAllowedAddress, type AddressMode, type TargetRules } from '@sched/address-policy';
 import { generateWebhookSecret } from './webhook-signing';
 
 export interface Endpoint {
@@ -37,10 +37,13 @@ export interface EndpointDeps {
   store: EndpointStore;
   sealer: SecretSealer;
   resolveHost: ResolveHost;
-  mode: WebhookMode;
+  mode: AddressMode;
   rotationOverlapMs: number;
   now: () => Date;
 }
+
+/** Webhook bodies carry guests' personal data: https only in production mode (decisions.md §11). */
+export const WEBHOOK_TARGET_RULES: TargetRules = { productionSchemes: ['https:'] };
 
 const urlIssue = (issue: string) => new DomainError('invalid_request', { details: [{ field: 'url', issue }] });
 
@@ -50,7 +53,7 @@ const urlIssue = (issue: string) => new DomainError('invalid_request', { details
  * is refused). Sending checks again on every attempt, on the address it connects to.
  */
 export async function assertTargetAllowed(url: string, deps: Pick<EndpointDeps, 'mode' | 'resolveHost'>): Promise<void> {
-  const checked = checkTargetUrl(url, deps.mode);
+  const checked = checkTargetUrl(url, deps.mode, WEBHOOK_TARGET_RULES);
   if (!checked.ok) throw urlIssue(checked.problem);
   if (deps.mode !== 'production' || checked.target.ipLiteral) return;
   let addresses: string[];

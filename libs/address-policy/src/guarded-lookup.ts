@@ -1,8 +1,8 @@
 import dns, { type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { isAllowedAddress, type WebhookMode } from '../domain/address-policy';
+import { isAllowedAddress, type AddressMode } from './address';
 
-/** A host resolved to an address webhooks must not reach; nothing was sent. */
+/** A host resolved to an address this mode does not allow; nothing was sent. */
 export class AddressNotAllowedError extends Error {
   readonly code = 'EADDRNOTALLOWED';
   constructor(host: string) {
@@ -20,9 +20,9 @@ export const systemResolveAll: ResolveAll = (host) => dns.promises.lookup(host, 
  * address is not allowed (a name mixing a public and a private record is an attack, not a typo),
  * and hands the socket exactly the addresses it checked: the connection goes to a checked address,
  * so a DNS answer that changes between check and connect (rebinding) cannot redirect it. Node skips
- * lookup for IP literals; the sender checks those itself.
+ * lookup for IP literals: callers check those themselves (checkTargetUrl).
  */
-export function guardedLookup(mode: WebhookMode, resolveAll: ResolveAll = systemResolveAll): LookupFunction {
+export function guardedLookup(mode: AddressMode, resolveAll: ResolveAll = systemResolveAll): LookupFunction {
   return (hostname, options, callback) => {
     resolveAll(hostname).then(
       (found) => {
