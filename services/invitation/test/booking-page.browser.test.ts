@@ -158,6 +158,97 @@ describe('the hosted booking page in Chromium', () => {
     await page.close();
   });
 
+  /** Name, email and the slot at `index` of the first day, ready to confirm. */
+  async function fillForm(page: Page, index: number, name: string, email: string) {
+    await page.locator('#slots input[name=slot]').first().waitFor({ state: 'attached' });
+    await page.locator('#slots label').nth(index).click();
+    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Email').fill(email);
+  }
+  /** The Idempotency-Key of every confirm POST the page sends. */
+  function confirmKeys(page: Page): Array<string | undefined> {
+    const keys: Array<string | undefined> = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().endsWith('/bookings')) keys.push(r.headers()['idempotency-key']);
+    });
+    return keys;
+  }
+  const bookingsOf = (invitationId: string) => sys.booking.created.filter((b) => b.body.invitation_id === invitationId);
+  const invitationRead = async (id: string) => (await call(sys.gateway.url, 'GET', `/v1/booking-invitations/${id}`, { token: ws.key })).body.data;
+
+  it('books once on a double click of the confirm button: the button is disabled while the POST is in flight', async () => {
+    const inv = await invite({ max_uses: 2 }); // a second POST would have a use left to book with
+    const page = await context.newPage();
+    const keys = confirmKeys(page);
+    // The confirm POST is held in the browser until both clicks are done.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/book/api/invitation/bookings', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(inv.url);
+    await fillForm(page, 2, 'Ada Lovelace', 'ada@example.com');
+    const button = page.getByRole('button', { name: 'Book this time' });
+    await button.dblclick();
+    expect(await button.isDisabled()).toBe(true);
+    release();
+    await page.locator('#confirmation').waitFor({ state: 'visible' });
+
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^page_[0-9a-f]{32}$/);
+    const made = bookingsOf(inv.id);
+    expect(made).toHaveLength(1);
+    expect(await page.locator('#confirmation-id').textContent()).toBe(made[0]!.bookingId);
+    expect(await invitationRead(inv.id)).toMatchObject({ used_count: 1, status: 'active' });
+    await page.close();
+  });
+
+  it('books once when the page is reloaded while the confirm POST is in flight, and a retried POST replays it', async () => {
+    const inv = await invite({ max_uses: 1 });
+    const page = await context.newPage();
+    const keys = confirmKeys(page);
+    await page.goto(inv.url);
+    await fillForm(page, 3, 'Katherine Johnson', 'katherine@example.com');
+    sys.booking.setDelay(1500); // booking has the request but has not answered when the page reloads
+    try {
+      await page.getByRole('button', { name: 'Book this time' }).click();
+      await waitFor(() => bookingsOf(inv.id).length === 1, { timeoutMs: 10000, intervalMs: 20 });
+      await page.reload();
+      // The reloaded page sends the same booking again with its token; the service answers the first
+      // result (after "uses in progress" while the first still runs), so the visitor sees the confirmation.
+      await page.locator('#confirmation').waitFor({ state: 'visible', timeout: 15000 });
+    } finally {
+      sys.booking.setDelay(0);
+    }
+    const made = bookingsOf(inv.id);
+    expect(made).toHaveLength(1);
+    expect(await page.locator('#confirmation-id').textContent()).toBe(made[0]!.bookingId);
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(keys).size).toBe(1);
+    expect(await invitationRead(inv.id)).toMatchObject({ used_count: 1, status: 'exhausted' });
+
+    // After confirming: a reload shows the used-up invitation (nothing resent), and the same POST
+    // retried from this tab with the page's token is answered with the same Booking.
+    await page.reload();
+    await page.locator('#notice').waitFor({ state: 'visible' });
+    expect(await page.locator('#notice').getAttribute('data-state')).toBe('exhausted');
+    // Runs in the page (a string: this project's TypeScript has no DOM types).
+    const retried = await page.evaluate(`(async () => {
+      const item = Object.keys(sessionStorage).find((k) => k.startsWith('sched.booking-page.attempt:'));
+      const attempt = JSON.parse(sessionStorage.getItem(item));
+      const res = await fetch('/book/api/invitation/bookings', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': attempt.key, 'x-invitation-credential': location.pathname.split('/i/')[1] },
+        body: attempt.body,
+      });
+      return { sending: attempt.sending, status: res.status, replayed: res.headers.get('idempotent-replayed'), id: (await res.json()).data.id };
+    })()`);
+    expect(retried).toEqual({ sending: false, status: 201, replayed: 'true', id: made[0]!.bookingId });
+    expect(bookingsOf(inv.id)).toHaveLength(1);
+    await page.close();
+  });
+
   it('shows a not-found page for an unknown invitation link', async () => {
     const page = await context.newPage();
     const res = await page.goto(`${sys.gateway.url}/book/i/${'x'.repeat(43)}`);

@@ -17,7 +17,13 @@ export const BOOKING_PAGE_JS = String.raw`(function () {
     apiRoot = base + '/api/public/' + parts[0] + '/' + parts[1];
   }
 
-  var state = { tz: detectTimeZone(), from: null, to: null, byDay: {}, date: null, info: null };
+  var state = { tz: detectTimeZone(), from: null, to: null, byDay: {}, date: null, info: null, sending: false };
+  // The confirm POST's Idempotency-Key (docs/booking-page.md): a per-form token, random, kept in this
+  // tab's sessionStorage with the body it was sent with. The same booking sent again (a double submit,
+  // a retry, the resend after a reload) carries the same key, so the service answers the first result
+  // instead of booking twice; another booking (another time, name or email) gets a new token.
+  var ATTEMPT_ITEM = 'sched.booking-page.attempt:' + location.pathname;
+  var attemptInMemory = null;
   var STATUS_TEXT = {
     revoked: ['This invitation was revoked', 'The person who invited you has withdrawn this invitation. Ask them for a new link if you still want to meet.'],
     expired: ['This invitation has expired', 'The booking period of this invitation is over. Ask the person who invited you for a new link.'],
@@ -34,9 +40,10 @@ export const BOOKING_PAGE_JS = String.raw`(function () {
 
   function say(text) { $('status').textContent = text; }
 
-  function api(method, path, body) {
+  function api(method, path, body, extraHeaders) {
     var headers = { Accept: 'application/json' };
     if (credential) headers['X-Invitation-Credential'] = credential;
+    Object.keys(extraHeaders || {}).forEach(function (name) { headers[name] = extraHeaders[name]; });
     var init = { method: method, headers: headers, credentials: 'same-origin', cache: 'no-store' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -48,6 +55,32 @@ export const BOOKING_PAGE_JS = String.raw`(function () {
       });
     });
   }
+
+  // crypto.getRandomValues works on plain http too (randomUUID needs a secure context).
+  function newToken() {
+    var bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return 'page_' + Array.prototype.map.call(bytes, function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+  }
+
+  // {key, body, sending}: sending is true from the POST until its answer, so a reload resends it.
+  function loadAttempt() {
+    try {
+      var stored = sessionStorage.getItem(ATTEMPT_ITEM);
+      return stored ? JSON.parse(stored) : null;
+    } catch (e) {
+      return attemptInMemory; // storage disabled: the token still covers this page's own retries
+    }
+  }
+  function saveAttempt(attempt) {
+    attemptInMemory = attempt;
+    try {
+      if (attempt) sessionStorage.setItem(ATTEMPT_ITEM, JSON.stringify(attempt));
+      else sessionStorage.removeItem(ATTEMPT_ITEM);
+    } catch (e) { /* memory only */ }
+  }
+
+  function wait(ms) { return new Promise(function (resolve) { setTimeout(resolve, ms); }); }
 
   function errorOf(answer) { return (answer.body && answer.body.error) || { code: 'internal_error', details: [] }; }
 
@@ -246,20 +279,57 @@ export const BOOKING_PAGE_JS = String.raw`(function () {
     if ($('email').getAttribute('aria-invalid') === 'true') return $('email').focus();
     if (!start) return $('date').focus();
 
+    if (state.sending) return undefined; // one confirm at a time: the button is disabled meanwhile
+    var body = JSON.stringify({ start_at: start, guest: { name: name, email: email, timezone: state.tz } });
+    var attempt = loadAttempt();
+    if (!attempt || attempt.body !== body) attempt = { key: newToken(), body: body };
+    return send(attempt, 0);
+  }
+
+  // A 409 that says "try again in a moment" (the same key still running, or every use held by a
+  // booking in flight, maybe this very one before a reload) is retried with the same key a few times.
+  function mayRetry(answer, tries) {
+    var err = errorOf(answer);
+    var issue = err.details && err.details[0] ? err.details[0].issue : null;
+    return answer.status === 409 && tries < 5 && (err.code === 'idempotency_request_in_progress' || issue === 'uses_in_progress');
+  }
+
+  function send(attempt, tries) {
     var button = $('submit');
+    state.sending = true;
     button.disabled = true;
     say('Booking…');
-    api('POST', '/bookings', { start_at: start, guest: { name: name, email: email, timezone: state.tz } })
+    saveAttempt({ key: attempt.key, body: attempt.body, sending: true });
+    return api('POST', '/bookings', JSON.parse(attempt.body), { 'Idempotency-Key': attempt.key })
       .then(function (answer) {
+        if (mayRetry(answer, tries)) return wait(1000 * (Number(answer.retryAfter) || 1)).then(function () { return send(attempt, tries + 1); });
+        state.sending = false;
         button.disabled = false;
+        // A 4xx is this key's final answer: the next try, even of the same time, gets a new token. After
+        // a success, a 5xx (the booking may exist) or a 429 the token stays for the same booking.
+        var settled = answer.status >= 400 && answer.status < 500 && answer.status !== 429;
+        saveAttempt(settled ? null : { key: attempt.key, body: attempt.body, sending: false });
         if (answer.status === 201) return showConfirmation(answer.body.data);
         return handleBookingError(answer);
       })
       .catch(function () {
+        state.sending = false;
         button.disabled = false;
+        saveAttempt({ key: attempt.key, body: attempt.body, sending: false });
         say('');
         formError('The booking could not be sent. Check your connection and try again.');
       });
+  }
+
+  // A reload while a confirm was in flight: send it again with its key, so the visitor sees the outcome
+  // of the booking they confirmed (the first answer replayed) instead of a form that may book twice.
+  function resumeAttempt() {
+    var attempt = loadAttempt();
+    if (!attempt || !attempt.sending) return undefined;
+    var body = JSON.parse(attempt.body);
+    $('name').value = body.guest.name;
+    $('email').value = body.guest.email;
+    return send(attempt, 0);
   }
 
   function handleBookingError(answer) {
@@ -328,7 +398,7 @@ export const BOOKING_PAGE_JS = String.raw`(function () {
       }
       if (!info.event_type.bookable) return showNotice('not_bookable');
       $('booking-form').hidden = false;
-      return loadWindow(null);
+      return loadWindow(null).then(resumeAttempt);
     }).catch(function () { showNotice('failed'); });
 
     $('booking-form').addEventListener('submit', submit);
