@@ -1,3 +1,4 @@
+import type { ResolveAll } from '@sched/address-policy';
 import { createInternalClient } from '@sched/http';
 import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
 import { startRetention, type ServiceContext } from '@sched/runtime';
@@ -34,6 +35,8 @@ export interface CalendarSyncParts {
 export interface SetupOptions {
   /** Another provider (tests spy on calls); default CalDAV. */
   provider?: CalendarProvider;
+  /** DNS of the outbound address policy (CALENDAR_MODE), on every connection; tests fake it. */
+  resolveAll?: ResolveAll;
   now?: () => Date;
 }
 
@@ -45,7 +48,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
   const provider =
     opts.provider ??
     createProviderRegistry({
-      caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, onWarning: (message, meta) => logger.warn(message, meta), now }),
+      caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, mode: config.CALENDAR_MODE, resolveAll: opts.resolveAll, onWarning: (message, meta) => logger.warn(message, meta), now }),
     });
   const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
   const hosts = createHostDirectory(availability);

@@ -1,3 +1,4 @@
+import { defaultAddressMode } from '@sched/address-policy';
 import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 import { checkSecretsEnv } from '@sched/secrets';
 
@@ -32,13 +33,21 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
   REFRESH_INTERVAL_MS: env.int(60_000, 50),
   /** A host counts as active (kept warm) while its busy times were asked for within this window. */
   ACTIVE_HOST_WINDOW_MS: env.int(3_600_000, 1),
+  /**
+   * Outbound address policy for calendar servers (docs/security.md): production refuses every address
+   * that is not public unicast; local also allows loopback (a Radicale on 127.0.0.1). Default:
+   * production when NODE_ENV=production, else local (as WEBHOOK_MODE).
+   */
+  CALENDAR_MODE: z.enum(['local', 'production']).optional(),
   /** Bound on one whole provider operation (all its HTTP requests). Callers of the busy API must wait longer. */
   PROVIDER_TIMEOUT_MS: env.int(4000, 50),
   /** Delays between attempts to write a calendar event while the provider is unavailable; then sync_failed. */
   CALENDAR_WRITE_RETRY_DELAYS_MS: delayList('2000,10000,60000'),
   /** Retention job (docs/operations.md, "Retention"): inbox and published outbox rows. */
   ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
-}).superRefine(checkSecretsEnv, { when: () => true });
+})
+  .superRefine(checkSecretsEnv, { when: () => true })
+  .transform((c) => ({ ...c, CALENDAR_MODE: c.CALENDAR_MODE ?? defaultAddressMode(c.NODE_ENV) }));
 
 export type CalendarSyncConfig = z.infer<typeof schema>;
 

@@ -1,3 +1,4 @@
+import { checkTargetUrl, type AddressMode, type ResolveAll } from '@sched/address-policy';
 import {
   calendarQuery,
   createAccount,
@@ -19,12 +20,17 @@ import {
   type WrittenEvent,
 } from '../../domain/calendar-provider';
 import { asProviderError, davFetch, statusError } from './dav-fetch';
+import { CALDAV_TARGET_RULES, createHttpFetch, type HttpFetch } from './http-fetch';
 import { eventsInWindow } from './ical-events';
 import { toICalendar } from './ical-write';
 
 export interface CalDavProviderOptions {
   /** Bound on one whole operation (discovery, a read, a write), all its requests together. */
   timeoutMs: number;
+  /** Outbound address policy (CALENDAR_MODE): which addresses calendar servers may have. */
+  mode: AddressMode;
+  /** DNS of the policy's guarded lookup; tests fake it. */
+  resolveAll?: ResolveAll;
   /** Told about calendar objects that cannot be parsed (they are skipped). Never given credentials. */
   onWarning?: (message: string, meta: Record<string, unknown>) => void;
   now?: () => Date;
@@ -62,23 +68,47 @@ function calendarDataOf(r: DAVResponse): string | undefined {
  */
 export class CalDavProvider implements CalendarProvider {
   private readonly now: () => Date;
+  private readonly http: HttpFetch & { close(): void };
 
   constructor(private readonly opts: CalDavProviderOptions) {
     this.now = opts.now ?? (() => new Date());
+    this.http = createHttpFetch({ mode: opts.mode, resolveAll: opts.resolveAll });
   }
 
-  /** Runs one operation under one deadline; every failure comes out as a ProviderError. */
-  private async run<T>(creds: { username: string; password: string }, otherwise: ProviderErrorKind, op: (f: typeof fetch) => Promise<T>): Promise<T> {
+  /** Drops the kept-alive connections to calendar servers. */
+  close(): void {
+    this.http.close();
+  }
+
+  /**
+   * Runs one operation under one deadline; every failure comes out as a ProviderError. The
+   * credentials are sent only to the origins of `urls`, the URLs the operator gave (dav-fetch.ts).
+   */
+  private async run<T>(
+    creds: { username: string; password: string },
+    urls: Array<string | null>,
+    otherwise: ProviderErrorKind,
+    op: (f: typeof fetch) => Promise<T>,
+  ): Promise<T> {
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
+    const origins = urls.filter((u): u is string => u !== null);
     try {
-      return await op(davFetch(creds, signal));
+      return await op(davFetch(creds, signal, { fetch: this.http, origins }));
     } catch (err) {
       throw asProviderError(err, signal, otherwise);
     }
   }
 
   async verify(input: VerifyInput): Promise<{ calendarUrl: string }> {
-    return this.run(input, 'not_calendar_server', async (f) => {
+    // Before any request: both URLs must be ones this mode may reach (IP literals, localhost names).
+    // The answer is the one every unreachable server gets (no port-scan oracle); names are checked
+    // on the addresses they resolve to, when connecting.
+    for (const url of [input.url, input.calendarUrl]) {
+      if (url !== null && !checkTargetUrl(url, this.opts.mode, CALDAV_TARGET_RULES).ok) {
+        throw new ProviderError('unavailable', 'the server address is not allowed (outbound address policy)');
+      }
+    }
+    return this.run(input, [input.url, input.calendarUrl], 'not_calendar_server', async (f) => {
       // RFC 6764 discovery: .well-known, the URL itself, then the server root; principal, then calendar home.
       const account = await createAccount({ account: { serverUrl: input.url, accountType: 'caldav' }, fetch: f });
       if (input.calendarUrl) {
@@ -135,11 +165,11 @@ export class CalDavProvider implements CalendarProvider {
   }
 
   changeMarker(access: CalendarAccess): Promise<string | null> {
-    return this.run(access, 'rejected', (f) => this.probe(access.calendarUrl, f));
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', (f) => this.probe(access.calendarUrl, f));
   }
 
   listEvents(access: CalendarAccess, window: { from: Date; to: Date }): Promise<CalendarEvent[]> {
-    return this.run(access, 'rejected', async (f) => {
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', async (f) => {
       const range = { _attributes: { start: davTime(window.from), end: davTime(window.to) } };
       const responses = await calendarQuery({
         url: access.calendarUrl,
@@ -166,7 +196,7 @@ export class CalDavProvider implements CalendarProvider {
   }
 
   putEvent(access: CalendarAccess, event: OutgoingEvent): Promise<WrittenEvent> {
-    return this.run(access, 'rejected', async (f) => {
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', async (f) => {
       const calendar = { url: ensureTrailingSlash(access.calendarUrl) };
       const objectUrl = new URL(encodeURIComponent(event.objectName), calendar.url).href;
       const ics = toICalendar(event, this.now());
@@ -185,7 +215,7 @@ export class CalDavProvider implements CalendarProvider {
   }
 
   deleteEvent(access: CalendarAccess, objectUrl: string): Promise<void> {
-    return this.run(access, 'rejected', async (f) => {
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', async (f) => {
       const res = await deleteCalendarObject({ calendarObject: { url: objectUrl }, fetch: f });
       await res.text().catch(() => undefined);
       // Already gone (deleted by hand, or a retried delete): the calendar matches.
