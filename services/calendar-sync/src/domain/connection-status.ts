@@ -44,8 +44,9 @@ export function accessFor(conn: Connection, sealer: SecretSealer): CalendarAcces
   let password: string;
   try {
     password = sealer.open(conn.passwordSealed, passwordAad(conn.workspaceId, conn.hostId));
-  } catch {
-    throw new ProviderError('auth_failed', 'stored calendar credentials cannot be decrypted with the configured keys');
+  } catch (err) {
+    // The SecretsError names the key id the value needs (`… uses key id "k1", which is not in SECRETS_KEYS`), never a key.
+    throw new ProviderError('auth_failed', `stored calendar credentials cannot be decrypted with the configured keys: ${err instanceof Error ? err.message : String(err)}`);
   }
   return { provider: conn.provider, url: conn.url, username: conn.username, password, calendarUrl: conn.calendarUrl };
 }
