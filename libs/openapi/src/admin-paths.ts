@@ -25,7 +25,9 @@ import {
   putScheduleBodySchema,
   replayDeadLettersBodySchema,
   replayWebhookDeliveriesBodySchema,
+  rotateSealedValuesBodySchema,
   scheduleSchema,
+  sealedValuesReportSchema,
   webhookDeliverySchema,
   webhookEndpointCreatedSchema,
   webhookEndpointSchema,
@@ -93,6 +95,9 @@ const ADMIN_OPERATIONS: AdminOperation[] = [
   { method: 'POST', path: '/admin/v1/webhook-deliveries/:id/replay', operationId: 'adminReplayWebhookDelivery', summary: 'Re-send one delivery with the same webhook-id', status: [202], response: data(webhookReplayResultSchema), extraErrors: [INVALID_REFERENCE] },
   { method: 'GET', path: '/admin/v1/dead-letters', operationId: 'adminListDeadLetters', summary: 'Dead letters per queue: count and oldest messages', status: [200], query: listDeadLettersQuerySchema, response: data(z.array(deadLetterQueueSchema)) },
   { method: 'POST', path: '/admin/v1/dead-letters/:queue/replay', operationId: 'adminReplayDeadLetters', summary: 'Move dead letters back to their queue', status: [200], body: replayDeadLettersBodySchema, bodyOptional: true, response: data(deadLetterReplayResultSchema) },
+  // {service}: calendar-sync, invitation or webhook-dispatch (the services that seal values at rest); another name is 404.
+  { method: 'GET', path: '/admin/v1/secrets/:service', operationId: 'adminSealedValues', summary: "A service's sealed values counted by key id", status: [200], response: data(sealedValuesReportSchema) },
+  { method: 'POST', path: '/admin/v1/secrets/:service/rotate', operationId: 'adminRotateSealedValues', summary: 'Re-seal under the current key, in bounded batches, the values still under another (call again until done)', status: [200], body: rotateSealedValuesBodySchema, bodyOptional: true, response: data(sealedValuesReportSchema) },
 ];
 
 const NO_LIMITS: ResponseOptions = { rateLimited: false, idempotent: false };
