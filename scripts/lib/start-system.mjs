@@ -31,9 +31,12 @@ export async function startSystem(root) {
     const file = join(dataDir, 'dev-secrets.json');
     const saved = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
     const make = () => randomBytes(32).toString('base64url');
+    // The key ring (docs/security.md): SECRETS_KEYS from the environment or the file; the SECRETS_KEY of an
+    // older file becomes k1 (what its sealed values name); SECRETS_KEY in the environment is used as before.
+    const ring = process.env.SECRETS_KEYS ?? (process.env.SECRETS_KEY ? undefined : saved.SECRETS_KEYS ?? `k1:${saved.SECRETS_KEY ?? randomBytes(32).toString('base64')}`);
     const secrets = {
       ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? saved.ADMIN_TOKEN ?? make(),
-      SECRETS_KEY: process.env.SECRETS_KEY ?? saved.SECRETS_KEY ?? randomBytes(32).toString('base64'),
+      ...(ring ? { SECRETS_KEYS: ring } : { SECRETS_KEY: process.env.SECRETS_KEY }),
       CURSOR_SECRET: process.env.CURSOR_SECRET ?? saved.CURSOR_SECRET ?? make(),
     };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
