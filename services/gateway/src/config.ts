@@ -15,7 +15,11 @@ const schema = serviceEnv('gateway', 8080).extend({
   /** Page booking POSTs allowed per client IP and window (shared counters, like API keys). */
   BOOKING_PAGE_RATE_LIMIT: env.int(10, 1),
   BOOKING_PAGE_RATE_WINDOW_SECONDS: env.int(60, 1),
-  /** express `trust proxy`: set to the number of proxies in front (e.g. 1) so client IPs (page rate limit) are real. */
+  /**
+   * express `trust proxy`: the number of proxies in front (e.g. 1: the ingress controller), so the page
+   * rate limit counts real client IPs. 0 behind a proxy: every visitor shares the proxy's bucket; too
+   * high: clients choose their own IP with X-Forwarded-For (deploy/README.md, "Network").
+   */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
   /** Retention job (docs/operations.md, "Retention"): rate-limit windows that ended. */
