@@ -2,6 +2,7 @@ import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express, RequestHandler } from 'express';
 import type { Logger } from '@sched/logger';
+import { clientErrorListener } from './client-error';
 import { expressMessageClasses } from './pre-express';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -38,6 +39,8 @@ export class GracefulServer {
     // does (internal clients drop theirs after 30 s), as load balancers expect too.
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
+    // What the parser refuses (headers over 16 KiB: 431) is answered with the error envelope too.
+    server.on('clientError', clientErrorListener(this.logger));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
