@@ -3,7 +3,7 @@
 //   Kubernetes schemas of the kubernetes-models package;
 // - the shape rules of deploy/README.md: per service a Deployment (readiness /readyz, liveness
 //   /healthz, requests and limits), Service, HorizontalPodAutoscaler and PodDisruptionBudget, and
-//   a migration Job;
+//   a migration Job; the gateway's probes and scrape on its ops port, which its Service does not expose;
 // - the NetworkPolicies (scripts/lib/network-policy-check.mjs): who may reach whom, computed from the
 //   policies, equals the edge table there; a default-deny; internet egress excepts private ranges;
 // - docker-compose.yml with `docker-compose config` (Debian's docker-compose needs no engine for it).
@@ -102,6 +102,15 @@ function checkShape(objects, where) {
     if (!c.resources?.requests || !c.resources?.limits) problems.push(`${where}: ${s} lacks resource requests/limits`);
   }
   if (!objects.some((o) => o.kind === 'Job')) problems.push(`${where}: no migration Job`);
+  // The gateway's public port answers neither /readyz nor /metrics: both on its ops port only.
+  const gw = find('Deployment', 'gateway')?.spec?.template;
+  const ops = gw?.spec?.containers?.[0]?.ports?.find((p) => p.name === 'ops');
+  if (!ops) problems.push(`${where}: gateway has no container port named ops`);
+  else {
+    if (gw.spec.containers[0].readinessProbe?.httpGet?.port !== 'ops') problems.push(`${where}: gateway readiness is not on its ops port`);
+    if (gw.metadata?.annotations?.['prometheus.io/port'] !== String(ops.containerPort)) problems.push(`${where}: gateway is not scraped on its ops port`);
+    if (find('Service', 'gateway')?.spec?.ports?.some((p) => p.targetPort === 'ops' || p.targetPort === ops.containerPort)) problems.push(`${where}: the gateway Service exposes the ops port`);
+  }
 }
 
 const base = build(path.join(k8s, 'base'));

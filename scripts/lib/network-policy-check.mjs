@@ -21,7 +21,7 @@ const INTERNET = { '0.0.0.0/0': 'internet (IPv4)', '::/0': 'internet (IPv6)' };
 export const NOT_INTERNET = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', 'fc00::/7', 'fe80::/10'];
 
 const SERVICES = ['gateway', 'booking', 'availability', 'invitation', 'calendar-sync', 'webhook-dispatch'];
-const METRICS_PORT = { gateway: 8080, booking: 8081, availability: 8082, invitation: 8083, 'calendar-sync': 8084, 'webhook-dispatch': 8085 };
+const METRICS_PORT = { gateway: 9080, booking: 8081, availability: 8082, invitation: 8083, 'calendar-sync': 8084, 'webhook-dispatch': 8085 };
 
 /** Who may connect to whom: `<from> -> <to>:<port>/<protocol>`. docs/architecture.md and each service's *_URL settings. */
 export const EXPECTED_EDGES = [
@@ -46,7 +46,7 @@ export const EXPECTED_EDGES = [
   // Postgres: every service and the migration Job; RabbitMQ: every service but the gateway.
   ...[...SERVICES, 'migrate'].map((s) => `${s} -> postgres:5432/TCP`),
   ...SERVICES.filter((s) => s !== 'gateway').flatMap((s) => [`${s} -> rabbitmq:5671/TCP`, `${s} -> rabbitmq:5672/TCP`]),
-  // The scrape, on the port that serves /metrics.
+  // The scrape, on the port that serves /metrics (the gateway's ops port).
   ...SERVICES.map((s) => `monitoring/prometheus -> ${s}:${METRICS_PORT[s]}/TCP`),
   // DNS for every pod, including one nobody declared (kubectl run in the namespace).
   ...[...SERVICES, 'migrate', '(other pod)'].flatMap((s) => [`${s} -> kube-system/kube-dns:53/UDP`, `${s} -> kube-system/kube-dns:53/TCP`]),

@@ -25,6 +25,18 @@ export function servicePorts(env = {}) {
   );
 }
 
+/**
+ * The gateway's operations port (/readyz, /metrics; its public port answers neither):
+ * GATEWAY_OPS_PORT, else the gateway's port + 1000 (9080), as the gateway's own OPS_PORT default.
+ */
+export function gatewayOpsPort(env = {}, ports = servicePorts(env)) {
+  const raw = env.GATEWAY_OPS_PORT;
+  const derived = raw === undefined || raw === '';
+  const port = derived ? ports.gateway + 1000 : Number(raw);
+  if (Number.isInteger(port) && port >= 1 && port <= 65535) return port;
+  throw new Error(derived ? `the gateway's port + 1000 (${port}) is not a port: set GATEWAY_OPS_PORT` : `GATEWAY_OPS_PORT must be a port number, got '${raw}'`);
+}
+
 /** Environment each service reads to find the others (all on loopback here). */
 export function upstreamEnv(ports = servicePorts()) {
   return {

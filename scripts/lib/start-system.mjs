@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { prettyLine } from './pretty-log.mjs';
-import { RADICALE_PORT, SERVICES, servicePorts, upstreamEnv } from './services.mjs';
+import { RADICALE_PORT, SERVICES, gatewayOpsPort, servicePorts, upstreamEnv } from './services.mjs';
 import { seedDemo } from './seed-demo.mjs';
 import { startWebhookReceiver } from './webhook-receiver.mjs';
 
@@ -44,20 +44,23 @@ export async function startSystem(root) {
   }
 
   const ports = servicePorts(process.env);
+  // The gateway answers /readyz on its operations port only (deploy/README.md, "Network").
+  const opsPort = gatewayOpsPort(process.env, ports);
+  const readyPort = (name) => (name === 'gateway' ? opsPort : ports[name]);
 
   async function waitReady(name, children) {
     const deadline = Date.now() + 60000;
     while (Date.now() < deadline) {
       if (children.get(name)?.exitCode !== null) throw new Error(`${name} exited during start-up (see its log lines above)`);
       try {
-        const res = await fetch(`http://127.0.0.1:${ports[name]}/readyz`);
+        const res = await fetch(`http://127.0.0.1:${readyPort(name)}/readyz`);
         if (res.ok) return;
       } catch {
         /* not listening yet */
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    throw new Error(`${name} was not ready on :${ports[name]} within 60 s`);
+    throw new Error(`${name} was not ready on :${readyPort(name)} within 60 s`);
   }
 
   say('building services');
@@ -84,7 +87,12 @@ export async function startSystem(root) {
   SERVICES.forEach((svc, i) => {
     const child = spawn('node', ['--enable-source-maps', join(root, 'services', svc.name, 'dist/main.js')], {
       cwd: root,
-      env: { ...baseEnv, PORT: String(ports[svc.name]), HOST: svc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1' },
+      env: {
+        ...baseEnv,
+        PORT: String(ports[svc.name]),
+        ...(svc.name === 'gateway' ? { OPS_PORT: String(opsPort) } : {}),
+        HOST: svc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Own process group: Ctrl-C reaches only this script, which then stops each service once, in order.
       detached: true,

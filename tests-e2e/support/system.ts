@@ -20,6 +20,8 @@ export interface ServiceProcess {
   replica: number;
   port: number;
   url: string;
+  /** Where /readyz and /metrics are: the gateway's operations port (its public port answers neither), else `url`. */
+  opsUrl: string;
   child: ChildProcess;
   /** JSON log lines seen so far (parsed), for assertions about logs. */
   lines: Record<string, unknown>[];
@@ -90,6 +92,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const spawnService = async (service: ServiceName, replica: number, port: number, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
     // SYSTEM_PROFILE_DIR (benchmarks): each process writes a CPU profile to <dir>/<service>/ on exit.
     const profile = process.env.SYSTEM_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.SYSTEM_PROFILE_DIR, service)}`] : [];
+    const opsPort = service === 'gateway' ? await freePort() : port;
     const child = spawn(process.execPath, [...profile, '--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
       cwd: ROOT,
       env: {
@@ -106,6 +109,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         ...urls,
         ...opts.env,
         ...opts.serviceEnv?.[service],
+        ...(service === 'gateway' ? { OPS_PORT: String(opsPort) } : {}),
         ...extra,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,12 +125,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       });
     }
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const proc: ServiceProcess = { service, replica, port, url: `http://127.0.0.1:${port}`, child, lines, exited };
+    const proc: ServiceProcess = { service, replica, port, url: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}`, child, lines, exited };
     processes.push(proc);
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
-        const res = await fetch(`${proc.url}/readyz`).catch(() => null);
+        const res = await fetch(`${proc.opsUrl}/readyz`).catch(() => null);
         return res?.ok ?? false;
       },
       { timeoutMs: 30000, intervalMs: 100 },

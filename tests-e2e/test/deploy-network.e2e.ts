@@ -117,4 +117,16 @@ describe('deploy:check on NetworkPolicies', () => {
     expect(r.status).toBe(1);
     expect(r.output).toMatch(/base: NetworkPolicy\/gateway: .*podSelector/);
   });
+
+  it('fails when the gateway is probed or scraped on its public port', () => {
+    const r = checkWith('gateway.yaml', (o) => {
+      const gw = o.find((x) => x.kind === 'Deployment')!.spec.template;
+      gw.spec.containers[0].readinessProbe.httpGet.port = 'http';
+      gw.metadata.annotations['prometheus.io/port'] = '8080';
+      return o;
+    });
+    expect(r.status).toBe(1);
+    expect(r.output).toContain('base: gateway readiness is not on its ops port');
+    expect(r.output).toContain('base: gateway is not scraped on its ops port');
+  });
 });

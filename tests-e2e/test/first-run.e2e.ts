@@ -22,6 +22,8 @@ const ROOT = path.resolve(__dirname, '../..');
 const FIRST_RUN_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_PORTS: Record<string, number> = {
   GATEWAY_PORT: 8080,
+  // The gateway's /readyz and /metrics (its port + 1000 by default).
+  GATEWAY_OPS_PORT: 9080,
   BOOKING_PORT: 8081,
   AVAILABILITY_PORT: 8082,
   INVITATION_PORT: 8083,

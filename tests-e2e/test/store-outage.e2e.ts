@@ -131,7 +131,7 @@ describe('Postgres unreachable', () => {
 
     // /readyz of every process names postgres as the dependency that is down.
     for (const p of sys.processes) {
-      const ready = await call(p.url, 'GET', '/readyz');
+      const ready = await call(p.opsUrl, 'GET', '/readyz');
       expect([p.service, ready.status, ready.body.data.status, ready.body.data.checks.postgres]).toEqual([p.service, 503, 'not_ready', 'failed']);
       expect([p.service, ready.body.data.failed]).toEqual([p.service, ['postgres']]);
     }
@@ -145,7 +145,7 @@ describe('Postgres unreachable', () => {
 
     // Back: every service is ready again and answers by itself (the pools reconnect).
     await pg.start();
-    for (const p of sys.processes) await waitFor(async () => (await call(p.url, 'GET', '/readyz')).status === 200, { timeoutMs: 30_000, intervalMs: 200 });
+    for (const p of sys.processes) await waitFor(async () => (await call(p.opsUrl, 'GET', '/readyz')).status === 200, { timeoutMs: 30_000, intervalMs: 200 });
     expect((await call(gw, 'GET', '/v1/bookings', { headers: bearer })).status).toBe(200);
     expect((await call(gw, 'GET', `/admin/v1/workspaces/${t.workspaceId}/hosts`, { headers: adminAuth })).status).toBe(200);
   });

@@ -15,10 +15,16 @@ describe('the whole system as separate processes', () => {
     expect(new Set(sys.processes.map((p) => p.service)).size).toBe(6);
     for (const p of sys.processes) {
       expect((await fetch(`${p.url}/healthz`)).status).toBe(200);
-      const ready = (await (await fetch(`${p.url}/readyz`)).json()) as { data: { status: string; checks: Record<string, string> } };
+      const ready = (await (await fetch(`${p.opsUrl}/readyz`)).json()) as { data: { status: string; checks: Record<string, string> } };
       expect(ready.data.status).toBe('ready');
       expect(ready.data.checks.postgres).toBe('ok');
       if (p.service !== 'gateway') expect(ready.data.checks.rabbitmq).toBe('ok');
+      // The gateway's public port serves neither /readyz nor /metrics: its operations port does.
+      if (p.service === 'gateway') {
+        expect(p.opsUrl).not.toBe(p.url);
+        for (const path of ['/readyz', '/metrics']) expect((await fetch(`${p.url}${path}`)).status).toBe(404);
+        expect((await fetch(`${p.opsUrl}/metrics`)).status).toBe(200);
+      }
     }
   });
 

@@ -6,6 +6,7 @@ import { errorMiddleware } from './error.middleware';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, GracefulServer } from './graceful-server';
 import { healthz, metrics, readyz, type ReadinessChecks } from './health.routes';
 import { createHttpMetrics } from './http-metrics';
+import { createOpsApp } from './ops-app';
 import { inputGuard } from './input-guard.middleware';
 import { jsonBody } from './json-body.middleware';
 import { preExpressListener } from './pre-express';
@@ -21,6 +22,12 @@ export interface HttpAppOptions {
   trustForwardedContext?: boolean;
   /** How long close() waits for in-flight requests before cutting connections. */
   shutdownTimeoutMs?: number;
+  /**
+   * Serve `/readyz` and `/metrics` only on a second, operations listener (listenOps()), which also
+   * answers `/healthz`; the app's own port keeps `/healthz` only. For the public gateway: readiness
+   * details and metrics are for probes and the scrape, not for the internet.
+   */
+  separateOps?: boolean;
 }
 
 export interface RouteOptions {
@@ -37,7 +44,9 @@ export interface HttpApp {
   /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */
   finalize(): void;
   listen(port: number, host: string): Promise<http.Server>;
-  /** Stops accepting, waits for in-flight requests, forces after the timeout. For SIGTERM. */
+  /** With `separateOps`: listens on the operations port (GET /healthz, /readyz, /metrics; anything else 404). */
+  listenOps(port: number, host: string): Promise<http.Server>;
+  /** Stops accepting, waits for in-flight requests, forces after the timeout (then closes the operations listener). For SIGTERM. */
   close(opts?: { timeoutMs?: number }): Promise<void>;
 }
 
@@ -74,9 +83,21 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     routes.add(method, path, [...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
   }
 
+  const ops = {
+    '/healthz': healthz,
+    // While the main port drains, readiness (on either listener) reports stopping.
+    '/readyz': readyz({ checks: opts.readiness ?? {}, logger: opts.logger, isStopping: () => server.stopping }),
+    '/metrics': metrics(httpMetrics.registry),
+  };
+  const opsApp = opts.separateOps
+    ? createOpsApp({ logger: opts.logger, metrics: httpMetrics, shutdownTimeoutMs: opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS, routes: ops })
+    : undefined;
+  let closing: Promise<void> | undefined;
   route('GET', '/healthz', healthz);
-  route('GET', '/readyz', readyz({ checks: opts.readiness ?? {}, logger: opts.logger, isStopping: () => server.stopping }));
-  route('GET', '/metrics', metrics(httpMetrics.registry));
+  if (!opsApp) {
+    route('GET', '/readyz', ops['/readyz']);
+    route('GET', '/metrics', ops['/metrics']);
+  }
 
   function finalize(): void {
     if (finalized) return;
@@ -94,6 +115,14 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       finalize();
       return server.listen(port, host);
     },
-    close: (closeOpts) => server.close(closeOpts?.timeoutMs),
+    listenOps(port, host) {
+      if (!opsApp) throw new Error(`${opts.service}: listenOps() needs createHttpApp({ separateOps: true })`);
+      return opsApp.listen(port, host);
+    },
+    // Idempotent like GracefulServer.close: a second closer awaits the same drain.
+    close(closeOpts) {
+      closing ??= server.close(closeOpts?.timeoutMs).then(() => opsApp?.close(closeOpts?.timeoutMs));
+      return closing;
+    },
   };
 }

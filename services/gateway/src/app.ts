@@ -51,7 +51,8 @@ export function buildGatewayApp(deps: {
   // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
   const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false });
 
-  const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  // Public port: /v1, /admin/v1, /book and /healthz; /readyz and /metrics only on the ops port (main.ts).
+  const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, separateOps: true });
   if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);
   const authenticate = createKeyAuthenticator({
     findKeyByHash: (hash) => findKeyByHash(db, hash),

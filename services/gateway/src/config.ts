@@ -21,6 +21,8 @@ const schema = serviceEnv('gateway', 8080).extend({
    * high: clients choose their own IP with X-Forwarded-For (deploy/README.md, "Network").
    */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** The operations listener (/healthz, /readyz, /metrics), never the public port; unset: PORT + 1000 (9080). */
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(5000),
   /** Retention job (docs/operations.md, "Retention"): rate-limit windows that ended. */
   ...retentionEnv(),
@@ -30,4 +32,13 @@ export type GatewayConfig = z.infer<typeof schema>;
 
 export function readConfig(source: Record<string, string | undefined> = process.env): Readonly<GatewayConfig> {
   return loadConfig(schema, source);
+}
+
+/** OPS_PORT, else PORT + 1000 (8080 → 9080; an ephemeral PORT 0 gives an ephemeral 0). */
+export function opsPortOf(config: Pick<GatewayConfig, 'PORT' | 'OPS_PORT'>): number {
+  if (config.OPS_PORT !== undefined) return config.OPS_PORT;
+  if (config.PORT === 0) return 0;
+  const port = config.PORT + 1000;
+  if (port > 65535) throw new Error(`OPS_PORT: PORT + 1000 (${port}) is not a port; set OPS_PORT`);
+  return port;
 }

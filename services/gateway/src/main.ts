@@ -3,11 +3,12 @@ import { createRetentionMetrics } from '@sched/http';
 import { createLifecycle } from '@sched/lifecycle';
 import { createLogger } from '@sched/logger';
 import { buildGatewayApp } from './app';
-import { readConfig } from './config';
+import { opsPortOf, readConfig } from './config';
 import { gatewayRetentionRules } from './store/retention';
 
 async function main(): Promise<void> {
   const config = readConfig();
+  const opsPort = opsPortOf(config);
   const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   lifecycle.installSignalHandlers();
@@ -36,7 +37,9 @@ async function main(): Promise<void> {
 
   await http.listen(config.PORT, config.HOST);
   lifecycle.onStop('http', () => http.close());
-  logger.info('gateway listening', { port: config.PORT, host: config.HOST });
+  // Probes and the scrape (deploy/README.md, "Network"); listening after the public port, so ready means serving.
+  await http.listenOps(opsPort, config.HOST);
+  logger.info('gateway listening', { port: config.PORT, ops_port: opsPort, host: config.HOST });
 }
 
 void main();
