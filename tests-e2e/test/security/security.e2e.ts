@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { waitFor } from '@sched/testing';
 import { buildOpenApiDocument } from '../../../libs/openapi/src';
 import { operationsOf, type Operation } from '../../fuzz/request-generator';
@@ -8,7 +9,8 @@ import { ALL_SCOPES, admin, call, setUpTwoTenants, type World } from '../../supp
 /**
  * Security matrix (issue 10) against the whole system as separate processes: authentication
  * and scopes on every v1 operation, admin token on every admin operation, workspace isolation
- * of ids, and no secret in any service's logs or in plain text in the database.
+ * of ids, and no secret in any service's logs or in plain text in the database; hostile input
+ * and the outbound address policy (issue 16).
  */
 
 let sys: System;
@@ -199,6 +201,83 @@ describe('secrets', () => {
     expect(dump).toContain(a.workspaceId);
     expect(dump).toContain(world.b.bookingIds[0]);
     expect(needles.filter((n) => dump.includes(n))).toEqual([]);
+  });
+});
+
+describe('hostile input (issue 16 §4): a 4xx with the envelope, never a 500 or a bare answer', () => {
+  const send = async (path: string, body: string | Buffer, headers: Record<string, string>) => {
+    const res = await fetch(`${sys.gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const text = await res.text();
+    return { status: res.status, requestId: res.headers.get('x-request-id'), body: JSON.parse(text) };
+  };
+  const routes = async () => {
+    const ws = await admin(sys, 'GET', `/admin/v1/workspaces/${world.a.workspaceId}`);
+    return [
+      { name: 'v1', path: '/v1/bookings', headers: { authorization: `Bearer ${world.a.apiKey}`, 'idempotency-key': `hostile-${Date.now()}` } },
+      { name: 'booking page', path: `/book/api/public/${ws.slug}/demo-call/bookings`, headers: {} as Record<string, string> },
+    ];
+  };
+
+  it('answers a JSON body nested 10,000 deep with 400 invalid_request (body/too_deep) on the v1 and booking page routes', async () => {
+    const deep = `{"start_at":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    for (const route of await routes()) {
+      const r = await send(route.path, deep, route.headers);
+      expect({ route: route.name, status: r.status, body: r.body }).toEqual({
+        route: route.name,
+        status: 400,
+        body: { error: { code: 'invalid_request', message: expect.any(String), details: [{ field: 'body', issue: 'too_deep' }] }, meta: { request_id: r.requestId } },
+      });
+    }
+  });
+
+  it('answers a body that is not UTF-8 with 400 invalid_request (body/invalid_format) instead of storing U+FFFD', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"guest":{"name":"G'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
+    for (const route of await routes()) {
+      const r = await send(route.path, bytes, route.headers);
+      expect({ route: route.name, status: r.status, details: r.body.error?.details }).toEqual({ route: route.name, status: 400, details: [{ field: 'body', issue: 'invalid_format' }] });
+    }
+  });
+
+  it('answers headers over the limit (20 KB) with 431 and the error envelope', async () => {
+    const { port } = new URL(sys.gatewayUrl);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (c) => (text += c.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.end(`GET /v1/bookings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${world.a.apiKey}\r\nX-Padding: ${'p'.repeat(20_000)}\r\n\r\n`);
+    });
+    const [head, body] = answer.split('\r\n\r\n') as [string, string];
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(JSON.parse(body)).toEqual({
+      error: { code: 'invalid_request', message: expect.any(String), details: [{ field: 'headers', issue: 'too_long' }] },
+      meta: { request_id: /\r\nX-Request-Id: (req_[\w-]+)/.exec(head)?.[1] },
+    });
+  });
+});
+
+describe('outbound address policy (issue 16 §3): no calendar or webhook URL reaches an internal address', () => {
+  // The system runs in local mode (NODE_ENV=test): loopback is allowed (Radicale), nothing else internal.
+  const internal = ['http://169.254.169.254/', 'http://10.1.2.3/', 'http://[::ffff:0:a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/', 'http://[64:ff9b:1::a9fe:a9fe]/', 'http://0.0.0.0:1/'];
+
+  it('answers a calendar connection to any of them exactly as an unreachable server (one 422, no port-scan oracle)', async () => {
+    const path = `/admin/v1/workspaces/${world.a.workspaceId}/hosts/${world.spare.hostId}/calendar`;
+    const put = (url: string) => call(sys, 'PUT', path, { token: sys.adminToken, body: { provider: 'caldav', url, username: 'demo', password: 'demo-password' } });
+    const closed = await put('http://127.0.0.1:1/');
+    expect(closed.status).toBe(422);
+    for (const url of internal) {
+      const r = await put(url);
+      expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 422, error: closed.body.error });
+    }
+    expect(closed.body.error).toEqual({ code: 'invalid_reference', message: expect.any(String), details: [{ field: 'url', issue: 'unreachable' }] });
+  });
+
+  it('refuses a webhook endpoint on any of them (400 url/address_not_allowed)', async () => {
+    for (const url of internal) {
+      const r = await call(sys, 'POST', `/admin/v1/workspaces/${world.a.workspaceId}/webhook-endpoints`, { token: sys.adminToken, body: { url, events: ['booking.created'] } });
+      expect({ url, status: r.status, details: r.body.error?.details }).toEqual({ url, status: 400, details: [{ field: 'url', issue: 'address_not_allowed' }] });
+    }
   });
 });
 
