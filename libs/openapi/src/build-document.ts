@@ -21,6 +21,9 @@ Every answer carries \`X-Request-Id\` (equal to \`meta.request_id\`) and \`RateL
 401 → 404/405 → 403 → 413/415 → 400 → 404 → 409/422, the first failing wins. A method not defined on a
 known path answers \`405 method_not_allowed\` with \`Allow\`; an unknown path \`404 not_found\`.
 Unknown body fields and unknown query parameters are \`400 invalid_request\`.
+A JSON body must be UTF-8 (another charset: \`415\`; bytes that are not UTF-8: \`400\` with \`{field: "body", issue: "invalid_format"}\`)
+and nest arrays and objects at most 64 levels deep (\`400\`, \`{field: "body", issue: "too_deep"}\`). Request headers over 16 KiB
+answer \`431\` with the same envelope (\`invalid_request\`, \`{field: "headers", issue: "too_long"}\`).
 Timestamps out are RFC 3339 UTC with milliseconds; timestamps in are RFC 3339 with \`Z\` or \`+00:00\`.`;
 
 function scopeTable(): string {
