@@ -38,6 +38,8 @@ export async function startSystem(root) {
       ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? saved.ADMIN_TOKEN ?? make(),
       ...(ring ? { SECRETS_KEYS: ring } : { SECRETS_KEY: process.env.SECRETS_KEY }),
       CURSOR_SECRET: process.env.CURSOR_SECRET ?? saved.CURSOR_SECRET ?? make(),
+      // Signs the credential of every call between the services (docs/security.md, "Trust inside the cluster").
+      INTERNAL_AUTH_KEYS: process.env.INTERNAL_AUTH_KEYS ?? saved.INTERNAL_AUTH_KEYS ?? `k1:${randomBytes(32).toString('base64')}`,
     };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
     return secrets;

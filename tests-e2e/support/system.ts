@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SERVICE_NAMES, type ServiceName } from '@sched/db';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, startRadicale, TEST_INTERNAL_AUTH_KEYS, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 
 /**
  * The whole system as separate processes on loopback, started exactly as `npm start` starts it
@@ -78,6 +78,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     ADMIN_TOKEN: adminToken,
     SECRETS_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     CURSOR_SECRET: randomBytes(24).toString('base64url'),
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
   };
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
   const urls = {

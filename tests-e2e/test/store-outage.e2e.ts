@@ -1,4 +1,4 @@
-import { waitFor } from '@sched/testing';
+import { credentialFor, waitFor } from '@sched/testing';
 import { startPrivatePostgres, type PrivateServer } from '../support/private-infra';
 import { startSystem, type ServiceProcess, type System } from '../support/system';
 import { setUpTenant, type Tenant } from '../support/tenant';
@@ -112,10 +112,10 @@ describe('Postgres unreachable', () => {
     await waitFor(() => proc('booking').lines.some((l) => l.request_id === forwarded.requestId && l.message === 'store unavailable; answered 503'), { timeoutMs: 2000, intervalMs: 50 });
 
     const answers: Array<[string, Answer]> = [];
-    // Every service's API routes, called directly as the gateway would forward them.
-    const context = { 'x-workspace-id': t.workspaceId, 'x-api-key-id': id('key') };
+    // Every service's API routes, called directly with the credential their real caller sends.
     for (const c of directCalls()) {
-      answers.push([`${c.service} ${c.method} ${c.path}`, await call(proc(c.service).url, c.method, c.path, { headers: context, body: c.body })]);
+      const credential = await credentialFor(c.service, c.path, { workspaceId: t.workspaceId, invitationId: (c.body as { invitation_id?: string } | undefined)?.invitation_id });
+      answers.push([`${c.service} ${c.method} ${c.path}`, await call(proc(c.service).url, c.method, c.path, { headers: credential, body: c.body })]);
     }
     // The gateway's own store: keys it has not cached, the admin API, the booking page's workspace lookup.
     const unknownKey = { authorization: `Bearer sk_live_${'Q'.repeat(32)}` };

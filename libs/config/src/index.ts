@@ -59,6 +59,8 @@ export const env = {
   secret: () => z.string().min(32, 'must be at least 32 characters'),
 };
 
+const INTERNAL_AUTH_KEYS_REQUIRED = 'required: <key id>:<base64 of 32 random bytes>[,<key id>:<base64>…], newest first (docs/security.md)';
+
 /** Environment every service reads: where it listens and what it connects to. */
 export function serviceEnv(service: string, defaultPort: number) {
   const role = `svc_${service.replace(/-/g, '_')}`;
@@ -72,6 +74,11 @@ export function serviceEnv(service: string, defaultPort: number) {
     AMQP_PREFIX: z.string().default(''),
     LOG_LEVEL: env.logLevel(),
     SHUTDOWN_TIMEOUT_MS: env.int(10000),
+    /**
+     * The internal credential key ring (docs/security.md): `<key id>:<base64 of ≥ 32 bytes>`, comma-separated,
+     * newest first; the first signs, all verify. The same ring in every service and the gateway.
+     */
+    INTERNAL_AUTH_KEYS: z.string({ error: INTERNAL_AUTH_KEYS_REQUIRED }).min(1, INTERNAL_AUTH_KEYS_REQUIRED),
   });
 }
 

@@ -29,8 +29,9 @@ describe('parseConfig', () => {
     expect((caught as ConfigError).problems).toHaveLength(3);
   });
 
-  it('gives each service its own port and login role by default', () => {
-    const cfg = parseConfig(serviceEnv('calendar-sync', 8084), {});
+  it('gives each service its own port and login role by default, and requires the internal credential key ring', () => {
+    expect(() => parseConfig(serviceEnv('calendar-sync', 8084), {})).toThrow(/INTERNAL_AUTH_KEYS: required/);
+    const cfg = parseConfig(serviceEnv('calendar-sync', 8084), { INTERNAL_AUTH_KEYS: 'k1:key' });
     expect(cfg.PORT).toBe(8084);
     expect(cfg.DATABASE_URL).toBe('postgres://svc_calendar_sync@127.0.0.1:5432/scheduling');
   });

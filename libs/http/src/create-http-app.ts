@@ -9,8 +9,10 @@ import { createHttpMetrics } from './http-metrics';
 import { createOpsApp } from './ops-app';
 import { inputGuard } from './input-guard.middleware';
 import { jsonBody } from './json-body.middleware';
+import type { CredentialVerifier } from './internal-credential';
 import { preExpressListener } from './pre-express';
 import { requestContextMiddleware } from './request-context.middleware';
+import { accessCheck, accessKey, OPEN_ROUTES, type AccessTable } from './route-access';
 import { RouteTable, type HttpMethod } from './route-table';
 
 export interface HttpAppOptions {
@@ -18,8 +20,12 @@ export interface HttpAppOptions {
   logger: Logger;
   /** Named checks for `/readyz` (e.g. `{ postgres: () => pool.query('select 1') }`), each bounded to 2 s. */
   readiness?: ReadinessChecks;
-  /** True behind the gateway: take workspace and key ids from `x-workspace-id` / `x-api-key-id`. */
-  trustForwardedContext?: boolean;
+  /**
+   * Behind the gateway: every request but the probes must carry a valid internal credential for this
+   * service (401 before anything else), and each route must have a rule in `access` (403 after
+   * routing). A route without a rule, or a rule without a route, fails the start-up.
+   */
+  internalAuth?: { verifier: CredentialVerifier; access: AccessTable };
   /** How long close() waits for in-flight requests before cutting connections. */
   shutdownTimeoutMs?: number;
   /**
@@ -41,6 +47,8 @@ export interface HttpApp {
   registry: Registry;
   route(method: HttpMethod, path: string, ...handlers: RequestHandler[]): void;
   route(method: HttpMethod, path: string, options: RouteOptions, ...handlers: RequestHandler[]): void;
+  /** The access check http.route puts first on a route, for a fast path that runs the route's handlers itself. */
+  guard(method: HttpMethod, path: string): RequestHandler[];
   /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */
   finalize(): void;
   listen(port: number, host: string): Promise<http.Server>;
@@ -64,7 +72,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   app.set('etag', false);
 
   const httpMetrics = createHttpMetrics(opts.service);
-  const context = requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, trustForwarded: opts.trustForwardedContext ?? false });
+  const context = requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, verifier: opts.internalAuth?.verifier });
   const errors = errorMiddleware(opts.logger);
   // A fastPath installed right after these two (and after routes only) takes its requests before
   // express (pre-express.ts); the rest goes to the app.
@@ -77,10 +85,20 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   app.use(context);
   app.use(server.connectionCloseWhileStopping);
 
+  const guarded = new Set<string>();
+  function guard(method: HttpMethod, path: string): RequestHandler[] {
+    const key = accessKey(method, path);
+    if (!opts.internalAuth || OPEN_ROUTES.has(key)) return [];
+    const rule = opts.internalAuth.access[key];
+    if (!rule) throw new Error(`${opts.service}: route ${key} has no access rule (who may call it?)`);
+    guarded.add(key);
+    return [accessCheck(rule)];
+  }
+
   function route(method: HttpMethod, path: string, ...args: Array<RouteOptions | RequestHandler>): void {
     if (finalized) throw new Error(`route ${method} ${path} registered after finalize()`);
     const { options, handlers } = splitRouteArgs(args);
-    routes.add(method, path, [...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
+    routes.add(method, path, [...guard(method, path), ...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
   }
 
   const ops = {
@@ -101,6 +119,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
 
   function finalize(): void {
     if (finalized) return;
+    const stale = Object.keys(opts.internalAuth?.access ?? {}).filter((key) => !guarded.has(key));
+    if (stale.length > 0) throw new Error(`${opts.service}: access rules for routes it does not have: ${stale.join(', ')}`);
     finalized = true;
     routes.installFallbacks();
     app.use(errors);
@@ -110,6 +130,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     app,
     registry: httpMetrics.registry,
     route,
+    guard,
     finalize,
     listen(port, host) {
       finalize();

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { currentContext } from '@sched/logger';
+import { INTERNAL_CREDENTIAL_HEADER, type CredentialSigner, type OnBehalfOf } from './internal-credential';
+import { onBehalfOf } from './request-context';
 import { UpstreamError } from './upstream-error';
 
 /**
@@ -24,7 +26,9 @@ import { UpstreamError } from './upstream-error';
  *   only (never POST or PATCH), waiting 100 ms × attempt; faults that are not connection faults
  *   (a malformed answer, an invalid header) are not retried. `retryTimeouts: false` (the gateway's
  *   hop) retries connection faults only: a timed-out attempt already spent the caller's whole bound;
- * - redirects are not followed (got would; no service answers 3xx).
+ * - redirects are not followed (got would; no service answers 3xx);
+ * - with a `signer`, each request carries a fresh internal credential for `service` (the audience)
+ *   on behalf of `onBehalf`, or of the request being handled (onBehalfOf), or of the service itself.
  */
 
 export interface ForwardClientOptions {
@@ -40,11 +44,15 @@ export interface ForwardClientOptions {
    * faults are retried, so a caller waits at most one `timeoutMs` for an upstream that does not answer.
    */
   retryTimeouts?: boolean;
+  /** Signs the internal credential each request carries (every call to a service behind the gateway). */
+  signer?: CredentialSigner;
 }
 
 export interface ForwardRequestOptions {
-  /** Headers sent as given (lower-case names), e.g. contextHeaders(...) and content-type. */
+  /** Headers sent as given (lower-case names), e.g. idempotency-key and content-type. */
   headers?: Record<string, string>;
+  /** On whose behalf (the credential's principal, workspace, key); default onBehalfOf(). */
+  onBehalf?: OnBehalfOf;
   /** Sent as is with its content-length; `content-type` goes in headers. */
   body?: Buffer | string;
 }
@@ -156,6 +164,11 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       const requestId = currentContext().request_id;
       if (requestId) headers['x-request-id'] = requestId;
       Object.assign(headers, req.headers);
+      if (opts.signer) {
+        const who = req.onBehalf ?? onBehalfOf();
+        headers['x-request-id'] = who.requestId;
+        headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${await opts.signer.sign(service, who)}`;
+      }
       const { body } = req;
       if (body !== undefined) {
         // got refused a body on HEAD before sending anything; a request error, so 502.

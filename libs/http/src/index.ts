@@ -6,12 +6,29 @@ export {
   requestContext,
   requireWorkspace,
   setRequestContext,
-  contextHeaders,
+  idempotencyHeader,
+  onBehalfOf,
   newRequestId,
   resolveRequestId,
   CONTEXT_HEADERS,
   type RequestContext,
 } from './request-context';
+export {
+  createCredentialSigner,
+  createCredentialVerifier,
+  parseInternalKeyRing,
+  CredentialRefused,
+  InternalKeyRingError,
+  INTERNAL_CREDENTIAL_HEADER,
+  CREDENTIAL_TTL_SECONDS,
+  type CallerClaims,
+  type CredentialSigner,
+  type CredentialVerifier,
+  type InternalKeyRing,
+  type OnBehalfOf,
+  type PrincipalKind,
+} from './internal-credential';
+export { accessCheck, apiKeyWith, calledBy, forbidden, OPEN_ROUTES, OPERATOR_ONLY, type AccessTable, type RouteAccess } from './route-access';
 export { parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
 export { BODY_LIMIT_BYTES } from './json-body.middleware';
 export { inputGuard } from './input-guard.middleware';

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createForwardClient } from './forward-client';
+import type { CredentialSigner, OnBehalfOf } from './internal-credential';
 import type { HttpMethod } from './route-table';
 import { UpstreamError } from './upstream-error';
 
@@ -15,14 +16,18 @@ export interface InternalClientOptions {
   retries?: number;
   /** Whether a timeout is retried too (default true); see ForwardClientOptions.retryTimeouts. */
   retryTimeouts?: boolean;
+  /** Signs the internal credential of each call (ForwardClientOptions.signer). */
+  signer?: CredentialSigner;
 }
 
 export interface InternalRequestOptions {
   /** A JSON body (our bodies are objects). */
   json?: Record<string, unknown>;
   searchParams?: Record<string, string | number | boolean | undefined>;
-  /** Extra headers, e.g. contextHeaders(requestContext(req)) to forward workspace and key ids. */
+  /** Extra headers, e.g. the client's idempotency-key. */
   headers?: Record<string, string>;
+  /** On whose behalf the call acts (the credential's claims); default onBehalfOf(): the request being handled, or the service. */
+  onBehalf?: OnBehalfOf;
   /** A body passed through as it came (the gateway forwarding a request); `content-type` goes in headers. */
   body?: Buffer | string;
   /** Return the body as text without parsing it (the gateway passes answers through unchanged). */
@@ -59,7 +64,7 @@ export function parseBody(raw: string, contentType: string | undefined, service:
  */
 export function createInternalClient(opts: InternalClientOptions): InternalClient {
   const service = opts.service ?? new URL(opts.baseUrl).host;
-  const client = createForwardClient({ baseUrl: opts.baseUrl, service, timeoutMs: opts.timeoutMs, retries: opts.retries, retryTimeouts: opts.retryTimeouts });
+  const client = createForwardClient({ baseUrl: opts.baseUrl, service, timeoutMs: opts.timeoutMs, retries: opts.retries, retryTimeouts: opts.retryTimeouts, signer: opts.signer });
 
   return {
     async request<T>(method: HttpMethod, path: string, req: InternalRequestOptions = {}): Promise<InternalResponse<T>> {
@@ -70,7 +75,7 @@ export function createInternalClient(opts: InternalClientOptions): InternalClien
         headers['content-type'] = 'application/json';
       }
       Object.assign(headers, req.headers);
-      const res = await client.request(method, withSearchParams(path, req.searchParams), { headers, body });
+      const res = await client.request(method, withSearchParams(path, req.searchParams), { headers, body, onBehalf: req.onBehalf });
       const text = res.body.toString('utf8');
       const parsed = req.raw ? text : parseBody(text, res.headers['content-type'], service);
       return { status: res.status, headers: res.headers, body: parsed as T };

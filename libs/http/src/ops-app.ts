@@ -22,8 +22,7 @@ export function createOpsApp(opts: { logger: Logger; metrics: HttpMetrics; shutd
   app.set('etag', false);
   // Nothing here acts for a caller: no forwarded context is believed and no credential is asked for
   // (probes and the scrape carry none; the network decides who reaches this port).
-  const context = { logger: opts.logger, metrics: opts.metrics, trustForwarded: false };
-  app.use(requestContextMiddleware(context));
+  app.use(requestContextMiddleware({ logger: opts.logger, metrics: opts.metrics }));
   const routes = new RouteTable(app);
   for (const [path, handler] of Object.entries(opts.routes)) routes.add('GET', path, [handler]);
   routes.installFallbacks();

@@ -1,7 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { DomainError } from '@sched/contracts';
 import { runWithContext, type Logger } from '@sched/logger';
 import type { HttpMetrics } from './http-metrics';
-import { initRequestContext } from './request-context';
+import { CredentialRefused, INTERNAL_CREDENTIAL_HEADER, type CredentialVerifier } from './internal-credential';
+import { applyCredential, initRequestContext, runWithRequestContext, type RequestContext } from './request-context';
+import { OPEN_ROUTES } from './route-access';
 
 /** Route label for requests no route matched: one series, whatever URLs scanners try. */
 export const UNMATCHED_ROUTE = '(unmatched)';
@@ -14,15 +17,28 @@ export function routeLabel(req: Request, res: Response): string {
   return typeof path === 'string' ? req.baseUrl + path : UNMATCHED_ROUTE;
 }
 
+/** A probe or scrape path (exactly as registered: a variant spelling is not open, it needs a credential). */
+function isOpenRoute(req: Request): boolean {
+  const q = req.url.indexOf('?');
+  return OPEN_ROUTES.has(`${req.method} ${q < 0 ? req.url : req.url.slice(0, q)}`);
+}
+
 /**
- * First middleware of every app: fixes the request id (header + meta), runs the rest of the request in
- * the logging context, and on completion writes one log line and the request metrics.
+ * First middleware of every app: fixes the request id (header + meta), and with `verifier` (every
+ * service behind the gateway) checks the internal credential before anything else runs: a request
+ * without a valid one for this service gets 401, whatever its path, and a valid one becomes the
+ * request's context. Then it runs the rest of the request in the logging context, and on completion
+ * writes one log line and the request metrics.
  */
-export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMetrics; trustForwarded: boolean }): RequestHandler {
+export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMetrics; verifier?: CredentialVerifier }): RequestHandler {
+  const { verifier } = opts;
+  const proceed = (ctx: RequestContext, next: (err?: unknown) => void) => {
+    const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
+    runWithContext(logContext, () => runWithRequestContext(ctx, () => next()));
+  };
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    const ctx = initRequestContext(req, opts.trustForwarded);
-    res.setHeader('X-Request-Id', ctx.requestId);
+    const ctx = initRequestContext(req);
     res.on('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeLabel(req, res);
@@ -41,7 +57,23 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
         ...(res.writableFinished ? {} : { aborted: true }),
       });
     });
-    const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
-    runWithContext(logContext, () => next());
+    if (!verifier || isOpenRoute(req)) {
+      res.setHeader('X-Request-Id', ctx.requestId);
+      return proceed(ctx, next);
+    }
+    const header = req.headers[INTERNAL_CREDENTIAL_HEADER];
+    verifier.verify(typeof header === 'string' ? header : undefined).then(
+      (claims) => {
+        applyCredential(ctx, claims);
+        res.setHeader('X-Request-Id', ctx.requestId);
+        proceed(ctx, next);
+      },
+      (err: unknown) => {
+        res.setHeader('X-Request-Id', ctx.requestId);
+        // The reason goes to the log only: the caller learns no more than "not a valid credential".
+        opts.logger.warn('internal credential refused', { reason: err instanceof CredentialRefused ? err.reason : 'error', method: req.method });
+        runWithContext({ request_id: ctx.requestId }, () => next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' })));
+      },
+    );
   };
 }

@@ -1,22 +1,32 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Request } from 'express';
 import { DomainError } from '@sched/contracts';
 import { currentContext } from '@sched/logger';
+import type { CallerClaims, OnBehalfOf, PrincipalKind } from './internal-credential';
 
-/** What a handler knows about who is calling, as forwarded by the gateway (or set by its auth step). */
+/**
+ * What a handler knows about who is calling. At the gateway its auth step sets it; in a service it
+ * comes from the verified internal credential (`caller`) and from nothing else.
+ */
 export interface RequestContext {
   requestId: string;
   workspaceId?: string;
   apiKeyId?: string;
   idempotencyKey?: string;
+  /** On whose behalf the request acts (set by the gateway's auth, or from the credential). */
+  principal?: PrincipalKind;
+  /** The API key's scopes (principal `api_key`). */
+  scopes?: readonly string[];
+  /** The invitation a booking page visitor holds, once the invitation service has resolved it. */
+  invitationId?: string;
+  /** In a service: the verified credential of this request. */
+  caller?: CallerClaims;
 }
 
-/** Headers the gateway forwards to services; services trust them only with `trustForwardedContext`. */
+/** Headers that travel beside the credential: the request id (tracing) and the client's Idempotency-Key. */
 export const CONTEXT_HEADERS = {
   requestId: 'x-request-id',
-  workspaceId: 'x-workspace-id',
-  apiKeyId: 'x-api-key-id',
   idempotencyKey: 'idempotency-key',
 } as const;
 
@@ -49,39 +59,74 @@ export function resolveRequestId(header: string | string[] | undefined): string 
 
 // A WeakMap rather than a field on `req`: no declaration merging on express types, nothing to leak.
 const contexts = new WeakMap<Request, RequestContext>();
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return typeof v === 'string' && v.length > 0 ? v : undefined;
-}
+// The context of the request being handled, for the internal clients its handlers call (onBehalfOf).
+const running = new AsyncLocalStorage<RequestContext>();
 
 /**
- * Builds the context of a new request. Workspace and key ids come from headers only when the app sits
- * behind the gateway: on the public edge a client could otherwise claim any workspace.
+ * Builds the context of a new request: its request id and Idempotency-Key. Who is calling is not read
+ * from headers: the gateway's auth step or a verified credential sets it (applyCredential).
  */
-export function initRequestContext(req: Request, trustForwarded: boolean): RequestContext {
+export function initRequestContext(req: Request): RequestContext {
   const ctx: RequestContext = { requestId: resolveRequestId(req.headers[CONTEXT_HEADERS.requestId]) };
   const idempotencyKey = req.headers[CONTEXT_HEADERS.idempotencyKey];
   // The raw header is kept (even if malformed) so the idempotency layer can reject it with 400.
   if (typeof idempotencyKey === 'string') ctx.idempotencyKey = idempotencyKey;
-  if (trustForwarded) {
-    ctx.workspaceId = headerValue(req.headers, CONTEXT_HEADERS.workspaceId);
-    ctx.apiKeyId = headerValue(req.headers, CONTEXT_HEADERS.apiKeyId);
-  }
   contexts.set(req, ctx);
   return ctx;
 }
 
-/** The context of a request handled by an app from createHttpApp. */
-export function requestContext(req: Request): RequestContext {
-  return contexts.get(req) ?? initRequestContext(req, false);
+/** A verified credential becomes the request's context: its request id, workspace, key and principal. */
+export function applyCredential(ctx: RequestContext, claims: CallerClaims): void {
+  ctx.caller = claims;
+  ctx.requestId = claims.requestId;
+  ctx.principal = claims.principal;
+  ctx.workspaceId = claims.workspaceId;
+  ctx.apiKeyId = claims.apiKeyId;
+  ctx.scopes = claims.scopes;
+  ctx.invitationId = claims.invitationId;
+}
+
+/** Runs the rest of a request with its context current (for onBehalfOf). */
+export function runWithRequestContext<T>(ctx: RequestContext, fn: () => T): T {
+  return running.run(ctx, fn);
 }
 
 /**
- * For the gateway's auth step: records the authenticated workspace and key on the request, and adds the
- * workspace to the log context so every later log line of this request carries it.
+ * On whose behalf an internal call made now acts: the request being handled (its principal, key,
+ * scopes, request id), or, outside any request (a consumer, a job), the service itself. `workspaceId`
+ * names the workspace the call is for when the request has none (or there is no request).
  */
-export function setRequestContext(req: Request, values: { workspaceId?: string; apiKeyId?: string }): RequestContext {
+export function onBehalfOf(overrides: Partial<OnBehalfOf> = {}): OnBehalfOf {
+  const ctx = running.getStore();
+  const base: OnBehalfOf = ctx
+    ? {
+        principal: ctx.principal ?? 'service',
+        requestId: ctx.requestId,
+        workspaceId: ctx.workspaceId,
+        apiKeyId: ctx.apiKeyId,
+        scopes: ctx.scopes,
+        invitationId: ctx.invitationId,
+      }
+    : { principal: 'service', requestId: newRequestId() };
+  const merged: OnBehalfOf = { ...base };
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) (merged as unknown as Record<string, unknown>)[k] = v;
+  return merged;
+}
+
+/** The context of a request handled by an app from createHttpApp. */
+export function requestContext(req: Request): RequestContext {
+  return contexts.get(req) ?? initRequestContext(req);
+}
+
+/**
+ * For the gateway's auth steps: records who the request acts for (workspace, key and scopes, or the
+ * operator, or the booking page), and adds the workspace to the log context so every later log line of
+ * this request carries it.
+ */
+export function setRequestContext(
+  req: Request,
+  values: { workspaceId?: string; apiKeyId?: string; principal?: PrincipalKind; scopes?: readonly string[] },
+): RequestContext {
   const ctx = Object.assign(requestContext(req), values);
   // The store object is per request (runWithContext copies it), so mutating it affects only this request.
   if (values.workspaceId !== undefined) currentContext().workspace_id = values.workspaceId;
@@ -95,11 +140,7 @@ export function requireWorkspace(req: Request): string {
   return workspaceId;
 }
 
-/** Headers to forward a request's context to another service with the internal client. */
-export function contextHeaders(ctx: RequestContext): Record<string, string> {
-  const out: Record<string, string> = { [CONTEXT_HEADERS.requestId]: ctx.requestId };
-  if (ctx.workspaceId) out[CONTEXT_HEADERS.workspaceId] = ctx.workspaceId;
-  if (ctx.apiKeyId) out[CONTEXT_HEADERS.apiKeyId] = ctx.apiKeyId;
-  if (ctx.idempotencyKey !== undefined) out[CONTEXT_HEADERS.idempotencyKey] = ctx.idempotencyKey;
-  return out;
+/** The client's Idempotency-Key, to hand on beside the credential (the credential carries the rest). */
+export function idempotencyHeader(ctx: RequestContext): Record<string, string> {
+  return ctx.idempotencyKey === undefined ? {} : { [CONTEXT_HEADERS.idempotencyKey]: ctx.idempotencyKey };
 }

@@ -6,8 +6,8 @@ import { createLogger, currentContext } from '@sched/logger';
 import { createHttpApp, requestContext, requireWorkspace, sendData } from '../src';
 import { flushLogs, testApp } from './test-app';
 
-function buildApp(trustForwardedContext: boolean) {
-  const t = testApp({ trustForwardedContext });
+function buildApp() {
+  const t = testApp({});
   t.route('GET', '/ctx', (req, res) => sendData(res, 200, { ...requestContext(req), logged_request_id: currentContext().request_id ?? null }));
   // A POST with a body: the context must survive the body parser's stream callbacks.
   t.route('POST', '/ctx', (req, res) => sendData(res, 200, { logged_request_id: currentContext().request_id ?? null }));
@@ -17,7 +17,7 @@ function buildApp(trustForwardedContext: boolean) {
 }
 
 describe('request id', () => {
-  const t = buildApp(true);
+  const t = buildApp();
 
   it.each(['abc', 'req_Zx9-._:A', 'a'.repeat(128)])('keeps a well-formed caller X-Request-Id (%s) in header, meta and log context', async (id) => {
     const res = await request(t.app).get('/ctx').set('X-Request-Id', id);
@@ -46,7 +46,7 @@ describe('request id', () => {
   });
 
   it('keeps the request id in the async context when the body arrives after the headers', async () => {
-    const own = buildApp(true);
+    const own = buildApp();
     const server = await own.listen(0, '127.0.0.1');
     const port = (server.address() as AddressInfo).port;
     const body = await new Promise<string>((resolve, reject) => {
@@ -104,27 +104,19 @@ describe('request id', () => {
   });
 });
 
-describe('forwarded context', () => {
+describe('context headers (no internal credential: the gateway, the public edge)', () => {
   const headers = { 'x-workspace-id': 'wsp_1', 'x-api-key-id': 'key_1', 'idempotency-key': 'idem-1' };
 
-  it('behind the gateway, exposes workspace, key and idempotency key from the forwarded headers', async () => {
-    const res = await request(buildApp(true).app).get('/ctx').set(headers).set('X-Request-Id', 'req_fwd');
-    expect(res.body.data).toMatchObject({ requestId: 'req_fwd', workspaceId: 'wsp_1', apiKeyId: 'key_1', idempotencyKey: 'idem-1' });
-  });
-
-  it('on the public edge, ignores client-sent workspace and key headers', async () => {
-    const res = await request(buildApp(false).app).get('/ctx').set(headers);
+  it('ignores client-sent workspace and key headers and keeps the Idempotency-Key', async () => {
+    const res = await request(buildApp().app).get('/ctx').set(headers);
     expect(res.body.data.workspaceId).toBeUndefined();
     expect(res.body.data.apiKeyId).toBeUndefined();
     expect(res.body.data.idempotencyKey).toBe('idem-1');
   });
 
-  it('requireWorkspace answers 401 unauthenticated when no workspace was forwarded', async () => {
-    const app = buildApp(true).app;
-    const missing = await request(app).get('/workspace');
-    expect(missing.status).toBe(401);
-    expect(missing.body.error.code).toBe('unauthenticated');
-    const present = await request(app).get('/workspace').set('x-workspace-id', 'wsp_9');
-    expect(present.body.data).toEqual({ workspace: 'wsp_9' });
+  it('requireWorkspace answers 401 unauthenticated when nothing set a workspace, whatever the headers say', async () => {
+    const res = await request(buildApp().app).get('/workspace').set(headers);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthenticated');
   });
 });

@@ -6,6 +6,7 @@ const WHEN: Record<ErrorCode, string> = {
   invalid_request: 'a rule of the contract is broken (length, range, format, required-together, unknown field or query parameter, bad JSON, bad cursor, bad Idempotency-Key)',
   unauthenticated: 'missing, malformed, unknown, revoked or expired key',
   insufficient_scope: 'the key lacks the scope; details: [{field: "scope", issue: "<scope needed>"}]',
+  forbidden: 'internal only: the calling service or principal may not call this route (docs/security.md); never answered to a client of the gateway',
   not_found: 'unknown id, or an id of another workspace (identical answers)',
   method_not_allowed: 'method not defined on a known path',
   slot_unavailable: 'start_at is not (or no longer) a bookable Slot',

@@ -1,7 +1,16 @@
 import type { Server } from 'node:http';
 import type { Pool } from 'pg';
 import { checkPostgres, createDb, createPool, type Db } from '@sched/db';
-import { createHttpApp, type HttpApp, type ReadinessChecks } from '@sched/http';
+import {
+  createCredentialSigner,
+  createCredentialVerifier,
+  createHttpApp,
+  parseInternalKeyRing,
+  type AccessTable,
+  type CredentialSigner,
+  type HttpApp,
+  type ReadinessChecks,
+} from '@sched/http';
 import { createLifecycle, type Lifecycle } from '@sched/lifecycle';
 import { createLogger, type Logger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
@@ -15,6 +24,7 @@ export interface BaseServiceConfig {
   AMQP_PREFIX: string;
   LOG_LEVEL: string;
   SHUTDOWN_TIMEOUT_MS: number;
+  INTERNAL_AUTH_KEYS: string;
 }
 
 export interface ServiceContext<C extends BaseServiceConfig> {
@@ -25,6 +35,8 @@ export interface ServiceContext<C extends BaseServiceConfig> {
   db: Db;
   broker: Broker;
   http: HttpApp;
+  /** Signs the internal credential of this service's calls to others (give it to createInternalClient). */
+  signer: CredentialSigner;
   /** Registers work to stop on shutdown; stopped before the broker and the pool, after HTTP stops accepting. */
   onStop(name: string, fn: () => Promise<void> | void): void;
 }
@@ -37,6 +49,8 @@ export interface RunServiceOptions<C extends BaseServiceConfig> {
    * need the broker (events wait in the outbox), so a broker outage does not take them out of rotation.
    */
   brokerCritical: boolean;
+  /** Who may call each route (docs/security.md): every route the setup registers needs its rule. */
+  access: AccessTable;
   /** Registers routes, consumers and relays. Runs after Postgres, the broker and the app exist, before listening. */
   setup(ctx: ServiceContext<C>): Promise<void> | void;
   /** Install SIGTERM/SIGINT handlers (processes: yes; in-process tests: no). */
@@ -63,6 +77,8 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   if (opts.handleSignals ?? true) lifecycle.installSignalHandlers();
 
+  // Read first: a malformed ring stops the start-up before any connection is opened.
+  const ring = await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS);
   const pool = createPool(config.DATABASE_URL, { applicationName: name, logger });
   lifecycle.onStop('postgres', () => pool.end());
   const broker = createBroker({ url: config.AMQP_URL, prefix: config.AMQP_PREFIX, name, logger });
@@ -71,7 +87,7 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
   const http = createHttpApp({
     service: name,
     logger,
-    trustForwardedContext: true,
+    internalAuth: { verifier: createCredentialVerifier({ service: name, ring }), access: opts.access },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     readiness: {
       postgres: () => checkPostgres(pool),
@@ -87,6 +103,7 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
     db: createDb(pool),
     broker,
     http,
+    signer: createCredentialSigner({ service: name, ring }),
     onStop: (what, fn) => lifecycle.onStop(what, async () => fn()),
   };
   try {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { createTestDatabase, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, internalAuthorization, TEST_INTERNAL_AUTH_KEYS, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -10,7 +10,7 @@ function startFixture(env: Record<string, string>): { child: ChildProcess; lines
   // `node --import tsx` rather than the tsx wrapper, so signals reach the service process itself.
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'fixtures/slow-service.ts')], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: '0' },
+    env: { ...process.env, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, ...env, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
@@ -50,7 +50,9 @@ describe('a service process', () => {
     expect(ready.data.checks).toEqual({ postgres: 'ok', rabbitmq: 'ok' });
     expect((await fetch(`${base}/metrics`)).headers.get('content-type')).toMatch(/text\/plain/);
 
-    const inFlight = fetch(`${base}/slow`);
+    // Without the gateway's credential the route is refused; with it, it runs.
+    expect((await fetch(`${base}/slow`)).status).toBe(401);
+    const inFlight = fetch(`${base}/slow`, { headers: await internalAuthorization('fixture', { principal: 'service' }) });
     await new Promise((r) => setTimeout(r, 200));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');

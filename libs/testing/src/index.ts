@@ -5,3 +5,4 @@ export { testDatabaseUrl, testAmqpUrl, DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_A
 export { planTestInfra, missingInfraMessage, tcpAnswers, type InfraSource, type InfraProbes, type Resource } from './test-infra';
 export { startRadicale, type TestRadicale, type StartRadicaleOptions } from './radicale';
 export { freePort } from './free-port';
+export { TEST_INTERNAL_AUTH_KEYS, internalAuthorization, credentialFor, claimsOf } from './internal-credentials';

@@ -20,7 +20,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { newId, toTimestamp } from '@sched/contracts';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, testAmqp, internalAuthorization, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { resolveAvailability } from '../src/domain/availability-resolver';
 import { listSlots } from '../src/domain/find-slots';
 import { addDays, localDateOf, startOfLocalDate } from '../src/domain/local-time';
@@ -135,7 +135,7 @@ async function httpFigures(fx: Fixture) {
     const [availabilityPort, gatewayPort] = [await freePort(), await freePort()];
     const availabilityUrl = `http://127.0.0.1:${availabilityPort}`;
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    const common = { HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_ENV: 'production', AMQP_URL: amqp.url, AMQP_PREFIX: amqp.prefix };
+    const common = { HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_ENV: 'production', AMQP_URL: amqp.url, AMQP_PREFIX: amqp.prefix, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
     const availability = startChild(path.join(ROOT, 'services/availability/src/main.ts'), [], {
       ...common,
       PORT: String(availabilityPort),
@@ -191,7 +191,9 @@ async function httpFigures(fx: Fixture) {
     log('measuring one connection at a time through the gateway (service time without queueing)');
     const oneConnection = await load(`${gatewayUrl}${slotsPath}`, { authorization: `Bearer ${key}` }, Math.min(DURATION_S, 5), 1);
     log('measuring availability directly');
-    const direct = await load(`${availabilityUrl}${slotsPath}`, { 'x-workspace-id': ws }, DURATION_S, CONNECTIONS, { availability });
+    // As the gateway forwards it: one credential for the whole run (the longest lifetime a verifier accepts).
+    const asGateway = await internalAuthorization('availability', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_bench', scopes: ['slots:read'] }, { ttlSeconds: 290 });
+    const direct = await load(`${availabilityUrl}${slotsPath}`, asGateway, DURATION_S, CONNECTIONS, { availability });
     log('measuring the static baseline');
     await load(baselineUrl, {}, 2);
     const bare = await load(baselineUrl, {});

@@ -26,7 +26,7 @@ export interface SetupOptions {
 /** Wires routes and the event consumer onto the runtime's context (main.ts and in-process tests). */
 export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts: SetupOptions = {}): { consumer: Consumer } {
   const { config, db, logger } = ctx;
-  const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS });
+  const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
   ctx.onStop('calendar-sync client', () => calendarSync.close());
 
   const slotsCache = new SlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });

@@ -1,5 +1,6 @@
 import { adminEventTypeSchema, hostSchema, internalHostSchema, scheduleSchema } from '@sched/contracts';
 import { call, startSystem, Tenant, type System } from './support/system';
+import { internalAuthorization } from '@sched/testing';
 
 let sys: System;
 let t: Tenant;
@@ -158,14 +159,15 @@ describe('workspace isolation and the forwarded workspace header', () => {
     expect((await t.admin('PATCH', `/event-types/${evt}`, { name: 'mine now' })).status).toBe(404);
   });
 
-  it('refuses an admin path whose workspace differs from the x-workspace-id the gateway forwarded (404), and one without it (401)', async () => {
+  it('believes only the internal credential: none → 401, one for another workspace than the path → 403, a forged x-workspace-id changes nothing', async () => {
     const hostId = await t.host();
-    const wrong = await call(sys.serviceUrl, 'GET', `/admin/v1/workspaces/${t.ws}/hosts/${hostId}`, { headers: { 'x-workspace-id': 'wsp_someoneelse000000000000' } });
-    expect(wrong.status).toBe(404);
-    const none = await call(sys.serviceUrl, 'GET', `/admin/v1/workspaces/${t.ws}/hosts/${hostId}`);
+    const path = `/admin/v1/workspaces/${t.ws}/hosts/${hostId}`;
+    const none = await fetch(`${sys.serviceUrl}${path}`, { headers: { 'x-workspace-id': t.ws } });
     expect(none.status).toBe(401);
-    const right = await call(sys.serviceUrl, 'GET', `/admin/v1/workspaces/${t.ws}/hosts/${hostId}`, { headers: { 'x-workspace-id': t.ws } });
-    expect(right.status).toBe(200);
+    const otherWorkspace = await call(sys.serviceUrl, 'GET', path, { headers: await internalAuthorization('availability', { principal: 'admin', workspaceId: 'wsp_someoneelse000000000000' }) });
+    expect([otherWorkspace.status, otherWorkspace.body.error.code]).toEqual([403, 'forbidden']);
+    const forged = await call(sys.serviceUrl, 'GET', path, { headers: { 'x-workspace-id': 'wsp_someoneelse000000000000' } });
+    expect(forged.status).toBe(200);
   });
 });
 

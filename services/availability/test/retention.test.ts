@@ -1,12 +1,12 @@
 import { createDb, explainRetentionRule, startRetentionJob } from '@sched/db';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
 import type { Pool } from 'pg';
 import { parseAvailabilityConfig } from '../src/config';
 import { availabilityRetentionRules } from '../src/store/retention';
 
 let tdb: TestDatabase;
 let pool: Pool;
-const config = parseAvailabilityConfig({ CURSOR_SECRET: 'availability-test-cursor-secret-0123' });
+const config = parseAvailabilityConfig({ CURSOR_SECRET: 'availability-test-cursor-secret-0123', INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS });
 const rules = availabilityRetentionRules(config);
 
 beforeAll(async () => {

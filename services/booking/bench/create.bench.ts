@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, waitFor } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { bookable, startAvailabilityStub } from '../test/support/availability-stub';
 import { runClosedLoop, percentile } from './http-load';
 import { runPgbench, type PgbenchScript } from './pgbench-booking';
@@ -91,6 +91,7 @@ async function httpRun() {
         AMQP_PREFIX: amqp.prefix,
         AVAILABILITY_URL: stub.url,
         CURSOR_SECRET: 'bench-cursor-secret-0123456789',
+        INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
       }),
     );
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
@@ -98,6 +99,7 @@ async function httpRun() {
       await startProcess('services/gateway/src/main.ts', gatewayPort, {
         DATABASE_URL: db.urlFor('gateway'),
         ADMIN_TOKEN,
+        INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
         BOOKING_URL: `http://127.0.0.1:${bookingPort}`,
         AVAILABILITY_URL: stub.url,
       }),

@@ -4,6 +4,7 @@ import { createCursorCodec } from '@sched/pagination';
 import { runService, startRetention, type RunningService } from '@sched/runtime';
 import type { BookingConfig } from './config';
 import { CALENDAR_RESULT_BINDINGS, calendarResultHandler } from './events/calendar-result.handler';
+import { BOOKING_ACCESS } from './http/access';
 import { createSlotChecker } from './http/availability.client';
 import { registerBookingRoutes } from './http/booking.routes';
 import { createBookingBatcher } from './store/create-batch.queries';
@@ -34,10 +35,11 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
     name: 'booking',
     config,
     brokerCritical: false,
+    access: BOOKING_ACCESS,
     handleSignals: opts.handleSignals,
     logger: opts.logger,
     setup: (ctx) => {
-      const slots = createSlotChecker({ baseUrl: config.AVAILABILITY_URL, timeoutMs: config.SLOT_CHECK_TIMEOUT_MS, logger: ctx.logger });
+      const slots = createSlotChecker({ baseUrl: config.AVAILABILITY_URL, timeoutMs: config.SLOT_CHECK_TIMEOUT_MS, logger: ctx.logger, signer: ctx.signer });
       ctx.onStop('availability client', () => slots.close());
       registerBookingRoutes(ctx.http, {
         db: ctx.db,

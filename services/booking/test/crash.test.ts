@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, waitFor, type TestDatabase, internalAuthorization, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { startAvailabilityStub, type AvailabilityStub } from './support/availability-stub';
 import { BOOKING_QUEUES, CURSOR_SECRET, EXCHANGES, createBody } from './support/booking-harness';
 import { startEventTap, type EventTap } from './support/event-tap';
@@ -33,6 +33,7 @@ async function startProcess(env: Record<string, string>): Promise<ChildProcess> 
       AMQP_PREFIX: amqp.prefix,
       AVAILABILITY_URL: stub.url,
       CURSOR_SECRET,
+      INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
       LOG_LEVEL: 'warn',
       ...env,
     },
@@ -55,11 +56,12 @@ function exited(proc: ChildProcess): Promise<NodeJS.Signals | number | null> {
   return new Promise((r) => proc.once('exit', (code, signal) => r(signal ?? code)));
 }
 
-/** As the gateway forwards it: authenticated workspace and key, request id, Idempotency-Key. */
-function post(json: unknown): Promise<Response> {
+/** As the gateway forwards it: a credential for the workspace and key, request id, Idempotency-Key. */
+async function post(json: unknown): Promise<Response> {
+  const credential = await internalAuthorization('booking', { principal: 'api_key', workspaceId: WORKSPACE, apiKeyId: API_KEY, scopes: ['bookings:write'] });
   return fetch(`http://127.0.0.1:${port}/v1/bookings`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-workspace-id': WORKSPACE, 'x-api-key-id': API_KEY, 'idempotency-key': 'crash-retry-1' },
+    headers: { 'content-type': 'application/json', ...credential, 'idempotency-key': 'crash-retry-1' },
     body: JSON.stringify(json),
   });
 }

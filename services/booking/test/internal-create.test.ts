@@ -1,4 +1,5 @@
 import { bookingSchema } from '@sched/contracts';
+import { credentialFor, internalAuthorization } from '@sched/testing';
 import { refusing, bookable } from './support/availability-stub';
 import { createBody, startBookingHarness, type BookingHarness } from './support/booking-harness';
 
@@ -17,10 +18,12 @@ afterAll(async () => {
 
 const INVITATION = 'biv_AAAAAAAAAAAAAAAAAAAAAA';
 
-async function internalCreate(ws: string, json: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${h.bookingUrl}/internal/v1/workspaces/${ws}/bookings`, {
+/** As the invitation service calls it: a booking page visitor's credential for this workspace and the body's invitation. */
+async function internalCreate(ws: string, json: any, headers: Record<string, string> = {}) {
+  const path = `/internal/v1/workspaces/${ws}/bookings`;
+  const res = await fetch(`${h.bookingUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...(await credentialFor('booking', path, { invitationId: json?.invitation_id ?? undefined })), ...headers },
     body: JSON.stringify(json),
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
@@ -70,4 +73,37 @@ it('is scoped by the path’s workspace: another workspace cannot see the Bookin
   const other = await h.newWorkspace();
   expect((await h.api('GET', `/v1/bookings/${res.body.data.id}`, { as: other })).status).toBe(404);
   expect(h.stub.calls.at(-1)!.workspaceId).toBe(h.main.workspaceId);
+});
+
+describe('only the invitation service, for the visitor it vouches for, may create a booking_page Booking', () => {
+  const body = () => ({ ...createBody(), source: 'booking_page', invitation_id: INVITATION });
+  const count = async () => Number((await h.db.adminPool.query(`SELECT count(*) FROM booking.bookings`)).rows[0].count);
+
+  it('refuses a call without a credential (401), from another service (403), for another invitation (403), for another workspace (403)', async () => {
+    const before = await count();
+    const ws = h.main.workspaceId;
+    const none = await internalCreate(ws, body(), { authorization: '' });
+    expect([none.status, none.body.error.code]).toEqual([401, 'unauthenticated']);
+    const fromGateway = await internalCreate(ws, body(), await internalAuthorization('booking', { principal: 'booking_page', workspaceId: ws, invitationId: INVITATION }, { caller: 'gateway' }));
+    expect([fromGateway.status, fromGateway.body.error.code]).toEqual([403, 'forbidden']);
+    const asApiKey = await internalCreate(ws, body(), await internalAuthorization('booking', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_x', scopes: ['bookings:write'] }, { caller: 'invitation' }));
+    expect(asApiKey.status).toBe(403);
+    const otherInvitation = await internalCreate(ws, body(), await internalAuthorization('booking', { principal: 'booking_page', workspaceId: ws, invitationId: 'biv_BBBBBBBBBBBBBBBBBBBBBB' }, { caller: 'invitation' }));
+    expect([otherInvitation.status, otherInvitation.body.error.code]).toEqual([403, 'forbidden']);
+    const publicPageCredential = await internalCreate(ws, body(), await internalAuthorization('booking', { principal: 'booking_page', workspaceId: ws }, { caller: 'invitation' }));
+    expect(publicPageCredential.status).toBe(403);
+    const otherWorkspace = await internalCreate(ws, body(), await internalAuthorization('booking', { principal: 'booking_page', workspaceId: 'wsp_other000000000000000', invitationId: INVITATION }, { caller: 'invitation' }));
+    expect([otherWorkspace.status, otherWorkspace.body.error.code]).toEqual([403, 'forbidden']);
+    expect(await count()).toBe(before);
+  });
+
+  it('refuses the v1 create from anyone but the gateway, and a key without bookings:write', async () => {
+    const ws = h.main.workspaceId;
+    const post = async (auth: { authorization: string }) =>
+      fetch(`${h.bookingUrl}/v1/bookings`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(createBody()) });
+    const fromInvitation = await post(await internalAuthorization('booking', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_x', scopes: ['bookings:write'] }, { caller: 'invitation' }));
+    expect(fromInvitation.status).toBe(403);
+    const readOnly = await post(await internalAuthorization('booking', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_x', scopes: ['bookings:read'] }));
+    expect([readOnly.status, ((await readOnly.json()) as any).error.code]).toEqual([403, 'insufficient_scope']);
+  });
 });

@@ -1,12 +1,12 @@
 import { createDb, explainRetentionRule, startRetentionJob } from '@sched/db';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import type { Pool } from 'pg';
 import { readConfig } from '../src/config';
 import { bookingRetentionRules } from '../src/store/retention';
 
 let tdb: TestDatabase;
 let pool: Pool;
-const config = readConfig({ CURSOR_SECRET: 'booking-test-cursor-secret-0123456789' });
+const config = readConfig({ INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, CURSOR_SECRET: 'booking-test-cursor-secret-0123456789' });
 const rules = bookingRetentionRules(config);
 
 beforeAll(async () => {

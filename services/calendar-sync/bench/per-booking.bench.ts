@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor } from '@sched/testing';
+import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import {
   at,
   call,
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       AMQP_PREFIX: amqp.prefix,
       AVAILABILITY_URL: availability.url,
       SECRETS_KEY,
+      INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -50,7 +50,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     createProviderRegistry({
       caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, mode: config.CALENDAR_MODE, resolveAll: opts.resolveAll, onWarning: (message, meta) => logger.warn(message, meta), now }),
     });
-  const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
+  const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1, signer: ctx.signer });
   const hosts = createHostDirectory(availability);
   // Connections and snapshots are read from memory while LISTEN keeps the copies in step (empty until then).
   const cache = new StoreCache();

@@ -1,6 +1,7 @@
 import { runService } from '@sched/runtime';
 import { setupCalendarSync } from './app';
 import { readConfig } from './config';
+import { CALENDAR_SYNC_ACCESS } from './http/access';
 
 /**
  * Owns calendar connections, busy snapshots and calendar event writes. The broker is critical for
@@ -10,6 +11,7 @@ void runService({
   name: 'calendar-sync',
   config: readConfig(),
   brokerCritical: true,
+  access: CALENDAR_SYNC_ACCESS,
   setup: (ctx) => {
     setupCalendarSync(ctx);
   },

@@ -1,5 +1,5 @@
 import { newId } from '@sched/contracts';
-import { createTestDatabase, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { createTestDatabase, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale, internalAuthorization } from '@sched/testing';
 import { call, cleanupBroker, outboxEvents, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
 
 const PASSWORD = 'Cal-S3cret-Pa55word-7f3a91';
@@ -175,9 +175,10 @@ describe('GET and DELETE of the connection', () => {
     const otherWs = newId('wsp');
     expect((await call(svc.url, 'GET', path(host.id, otherWs))).status).toBe(404);
     expect((await call(svc.url, 'DELETE', path(host.id, otherWs))).status).toBe(404);
-    // Behind the gateway: a forwarded workspace that differs from the path is refused the same way.
-    const res = await fetch(`${svc.url}${path(host.id)}`, { headers: { 'x-workspace-id': otherWs } });
-    expect(res.status).toBe(404);
+    // A credential for another workspace than the path's is refused (403), and no credential at all (401).
+    const elsewhere = await fetch(`${svc.url}${path(host.id)}`, { headers: await internalAuthorization('calendar-sync', { principal: 'admin', workspaceId: otherWs }) });
+    expect(elsewhere.status).toBe(403);
+    expect((await fetch(`${svc.url}${path(host.id)}`, { headers: { 'x-workspace-id': ws } })).status).toBe(401);
     expect((await call(svc.url, 'GET', path(host.id))).status).toBe(200);
   });
 });

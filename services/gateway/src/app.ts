@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { createDb } from '@sched/db';
 import { buildOpenApiDocument, OPENAPI_DOCUMENT_PATH } from '@sched/openapi';
-import { createForwardClient, createHttpApp, createInternalClient, type ForwardClient, type HttpApp } from '@sched/http';
+import { createCredentialSigner, createForwardClient, createHttpApp, createInternalClient, parseInternalKeyRing, type ForwardClient, type HttpApp } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { GatewayConfig } from './config';
 import { createKeyAuthenticator, type StoredKey } from './domain/api-key-auth';
@@ -25,22 +25,27 @@ export interface GatewayApp {
   closeUpstreams(): void;
 }
 
-/** Wires the gateway: admin API, key auth and rate limit on /v1, routing to the owning services. */
-export function buildGatewayApp(deps: {
+/**
+ * Wires the gateway: admin API, key auth and rate limit on /v1, routing to the owning services, each
+ * forwarded request carrying an internal credential that says who it acts for (docs/security.md).
+ */
+export async function buildGatewayApp(deps: {
   config: Readonly<GatewayConfig>;
   pool: Pool;
   /** Pool for the rate-limit counters (async commit: a lost increment in a crash is harmless); defaults to `pool`. */
   counterPool?: Pool;
   logger: Logger;
   readiness?: Record<string, () => Promise<unknown>>;
-}): GatewayApp {
+}): Promise<GatewayApp> {
   const { config, logger } = deps;
+  const signer = createCredentialSigner({ service: 'gateway', ring: await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS) });
   const db = createDb(deps.pool);
   const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
   // The forwarding hop is the hottest path: a lean node:http client there (libs/http forward-client.ts).
   // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
   // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
-  const client = (url: string, service: Upstream) => createForwardClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false });
+  const client = (url: string, service: Upstream) =>
+    createForwardClient({ baseUrl: url, service, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false, signer });
   const upstreams: Record<Upstream, ForwardClient> = {
     booking: client(config.BOOKING_URL, 'booking'),
     availability: client(config.AVAILABILITY_URL, 'availability'),
@@ -49,7 +54,7 @@ export function buildGatewayApp(deps: {
     'webhook-dispatch': client(config.WEBHOOK_DISPATCH_URL, 'webhook-dispatch'),
   };
   // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
-  const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false });
+  const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false, signer });
 
   // Public port: /v1, /admin/v1, /book and /healthz; /readyz and /metrics only on the ops port (main.ts).
   const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, separateOps: true });

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   lifecycle.onStop('postgres counters', () => counterPool.end());
 
   // The gateway owns no queue: readiness is its own database (services report their broker themselves).
-  const { http, closeUpstreams } = buildGatewayApp({ config, pool, counterPool, logger, readiness: { postgres: () => checkPostgres(pool) } });
+  const { http, closeUpstreams } = await buildGatewayApp({ config, pool, counterPool, logger, readiness: { postgres: () => checkPostgres(pool) } });
   lifecycle.onStop('upstream clients', async () => closeUpstreams());
 
   // Old rate-limit windows go in bounded batches; safe with every replica running it (libs/db retention).

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestDatabase, waitFor, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, waitFor, type TestDatabase, claimsOf } from '@sched/testing';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
 
 const ALL = ['event_types:read', 'slots:read', 'bookings:read', 'bookings:write', 'booking_invitations:read', 'booking_invitations:write'];
@@ -185,7 +185,8 @@ describe('the admin API', () => {
     expect(res.status).toBe(201);
     const seen = stub.seen.at(-1)!;
     expect(seen.url).toBe(`/admin/v1/workspaces/${ws}/hosts`);
-    expect(seen.headers['x-workspace-id']).toBe(ws);
+    // The operator, in the path's workspace, vouched for by the gateway's credential for availability.
+    expect(await claimsOf(seen.headers.authorization, 'availability')).toMatchObject({ caller: 'gateway', principal: 'admin', workspaceId: ws });
     expect(JSON.parse(seen.body)).toEqual({ name: 'Ada' });
   });
 });
@@ -213,7 +214,19 @@ describe('routing to services', () => {
     expect(res.headers.get('x-request-id')).toBe('trace.abc-1');
     const seen = stub.seen.at(-1)!;
     expect(seen.url).toBe('/v1/bookings?x=1');
-    expect(seen.headers).toMatchObject({ 'x-workspace-id': ws, 'x-api-key-id': key.id, 'x-request-id': 'trace.abc-1', 'idempotency-key': 'idem-123' });
+    expect(seen.headers).toMatchObject({ 'x-request-id': 'trace.abc-1', 'idempotency-key': 'idem-123' });
+    // Who the request acts for travels only in the credential; the client's context headers are not passed on.
+    expect(await claimsOf(seen.headers.authorization, 'booking')).toEqual({
+      caller: 'gateway',
+      principal: 'api_key',
+      workspaceId: ws,
+      apiKeyId: key.id,
+      scopes: expect.arrayContaining(['bookings:write']),
+      invitationId: undefined,
+      requestId: 'trace.abc-1',
+    });
+    expect(seen.headers['x-workspace-id']).toBeUndefined();
+    expect(seen.headers['x-api-key-id']).toBeUndefined();
     expect(JSON.parse(seen.body)).toEqual({ event_type_id: 'evt_1' });
   });
 

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
 import { opsPortOf, readConfig } from '../src/config';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
 
@@ -76,7 +76,7 @@ describe('the public port and the ops port', () => {
   });
 
   it('takes the ops port from OPS_PORT, else PORT + 1000', () => {
-    const base = { ADMIN_TOKEN };
+    const base = { ADMIN_TOKEN, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
     expect(opsPortOf(readConfig(base))).toBe(9080);
     expect(opsPortOf(readConfig({ ...base, PORT: '18080' }))).toBe(19080);
     expect(opsPortOf(readConfig({ ...base, PORT: '18080', OPS_PORT: '9999' }))).toBe(9999);

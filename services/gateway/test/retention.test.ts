@@ -1,12 +1,12 @@
 import { createDb, explainRetentionRule, startRetentionJob } from '@sched/db';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import type { Pool } from 'pg';
 import { readConfig } from '../src/config';
 import { gatewayRetentionRules } from '../src/store/retention';
 
 let tdb: TestDatabase;
 let pool: Pool;
-const config = readConfig({ ADMIN_TOKEN: 'gateway-retention-test-admin-token-0123456789' });
+const config = readConfig({ INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, ADMIN_TOKEN: 'gateway-retention-test-admin-token-0123456789' });
 
 beforeAll(async () => {
   tdb = await createTestDatabase({ services: ['gateway'] });

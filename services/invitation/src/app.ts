@@ -25,10 +25,10 @@ export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: Set
   const { config, db, logger } = ctx;
   const now = opts.now ?? (() => new Date());
   const secretBox = secretBoxFromEnv(config);
-  const availabilityHttp = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1 });
+  const availabilityHttp = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1, signer: ctx.signer });
   ctx.onStop('availability client', () => availabilityHttp.close());
   const availability = createAvailabilityClient(availabilityHttp);
-  const bookingHttp = createInternalClient({ baseUrl: config.BOOKING_URL, service: 'booking', timeoutMs: config.BOOKING_TIMEOUT_MS });
+  const bookingHttp = createInternalClient({ baseUrl: config.BOOKING_URL, service: 'booking', timeoutMs: config.BOOKING_TIMEOUT_MS, signer: ctx.signer });
   ctx.onStop('booking client', () => bookingHttp.close());
 
   registerInvitationRoutes(ctx.http, {

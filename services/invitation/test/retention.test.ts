@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createDb, explainRetentionRule, startRetentionJob } from '@sched/db';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import type { Pool } from 'pg';
 import { readConfig } from '../src/config';
 import { invitationRetentionRules } from '../src/store/retention';
 
 let tdb: TestDatabase;
 let pool: Pool;
-const config = readConfig({ SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'invitation-test-cursor-secret-0123' });
+const config = readConfig({ INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'invitation-test-cursor-secret-0123' });
 const rules = invitationRetentionRules(config);
 
 beforeAll(async () => {

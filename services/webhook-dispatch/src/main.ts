@@ -1,5 +1,6 @@
 import { runService } from '@sched/runtime';
 import { readConfig } from './config';
+import { WEBHOOK_DISPATCH_ACCESS } from './http/access';
 import { setupWebhookDispatch } from './service';
 
 /** Owns webhook endpoints, deliveries and attempts; consumes the public events and sends them. */
@@ -8,6 +9,7 @@ void runService({
   config: readConfig(),
   // Its work is consuming and sending: without the broker it cannot do its job.
   brokerCritical: true,
+  access: WEBHOOK_DISPATCH_ACCESS,
   setup: (ctx) => {
     setupWebhookDispatch(ctx);
   },

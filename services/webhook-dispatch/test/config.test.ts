@@ -1,7 +1,8 @@
+import { TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { randomBytes } from 'node:crypto';
 import { parseDispatchConfig } from '../src/config';
 
-const required = { SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'c'.repeat(32) };
+const required = { SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'c'.repeat(32), INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
 
 describe('webhook-dispatch configuration', () => {
   it('defaults to the schedule of decisions.md §11, a 10 s timeout and local mode outside production', () => {
@@ -23,7 +24,7 @@ describe('webhook-dispatch configuration', () => {
   });
 
   it('refuses missing secrets, a bad key, a bad schedule and a lease shorter than the timeout, naming each', () => {
-    expect(() => parseDispatchConfig({})).toThrow(/CURSOR_SECRET[\s\S]*SECRETS_KEYS: required/);
+    expect(() => parseDispatchConfig({})).toThrow(/INTERNAL_AUTH_KEYS: required[\s\S]*CURSOR_SECRET[\s\S]*SECRETS_KEYS: required/);
     expect(() => parseDispatchConfig({ ...required, SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/SECRETS_KEY: the key must be base64 of exactly 32 bytes/);
     for (const bad of ['5s,10s', '0,5', '1,,2']) {
       expect(() => parseDispatchConfig({ ...required, WEBHOOK_RETRY_SCHEDULE_MS: bad })).toThrow(/WEBHOOK_RETRY_SCHEDULE_MS/);

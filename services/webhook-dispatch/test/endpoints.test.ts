@@ -1,6 +1,6 @@
 import { newId, webhookDeliverySchema, webhookEndpointCreatedSchema, webhookEndpointSchema } from '@sched/contracts';
 import { createSecretBox } from '@sched/secrets';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase, internalAuthorization } from '@sched/testing';
 import { ADMIN_TOKEN, call as gatewayCall, startGateway, type RunningGateway } from '../../gateway/test/support/gateway-harness';
 import {
   call,
@@ -162,9 +162,11 @@ describe('webhook endpoints admin API', () => {
     expect((await call(svc.url, 'PATCH', `${base(intruder)}/${id}`, { ws: intruder, json: { enabled: false } })).status).toBe(404);
     expect((await call(svc.url, 'DELETE', `${base(intruder)}/${id}`, { ws: intruder })).status).toBe(404);
     expect((await call(svc.url, 'GET', `${base(owner)}/${id}`, { ws: owner })).body.data.enabled).toBe(true);
-    // The path's workspace must be the one the gateway vouched for.
-    expect((await call(svc.url, 'GET', `${base(owner)}/${id}`, { ws: intruder })).status).toBe(404);
-    expect((await call(svc.url, 'GET', `${base(owner)}/${id}`)).status).toBe(401);
+    // The path's workspace must be the one the gateway's credential vouches for (403), and a credential there must be (401).
+    const asIntruder = await internalAuthorization('webhook-dispatch', { principal: 'admin', workspaceId: intruder });
+    const vouchedElsewhere = await fetch(`${svc.url}${base(owner)}/${id}`, { headers: { ...asIntruder, 'x-workspace-id': owner } });
+    expect(vouchedElsewhere.status).toBe(403);
+    expect((await fetch(`${svc.url}${base(owner)}/${id}`, { headers: { 'x-workspace-id': owner } })).status).toBe(401);
   });
 
   it('rejects bad input with 400 and the field, before looking the endpoint up', async () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { createDb, explainRetentionRule, startRetentionJob, type Db } from '@sched/db';
 import { createRetentionMetrics } from '@sched/http';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import type { Pool } from 'pg';
 import { parseDispatchConfig } from '../src/config';
 import { webhookDispatchRetentionRules } from '../src/store/retention';
@@ -12,7 +12,7 @@ let tdb: TestDatabase;
 let pool: Pool;
 let db: Db;
 
-const required = { SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'c'.repeat(32) };
+const required = { SECRETS_KEY: randomBytes(32).toString('base64'), CURSOR_SECRET: 'c'.repeat(32), INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
 const config = parseDispatchConfig(required);
 const rules = webhookDispatchRetentionRules(config);
 const quiet = { info: () => undefined, warn: () => undefined };

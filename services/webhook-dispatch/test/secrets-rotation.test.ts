@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { newId, sealedValuesReportSchema } from '@sched/contracts';
 import { sealedKeyId } from '@sched/secrets';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { parseDispatchConfig } from '../src/config';
 import { call, cleanupBroker, createEndpoint, receiverPool, startDispatch, startPublisher, type DispatchUnderTest, type Publisher } from './support/dispatch-harness';
 
@@ -141,7 +141,7 @@ describe('secrets key rotation (webhook-dispatch)', () => {
   });
 
   it('refuses to start on a malformed ring, naming the variable and never the key', () => {
-    const base = { CURSOR_SECRET: 'c'.repeat(32) };
+    const base = { CURSOR_SECRET: 'c'.repeat(32), INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
     expect(() => parseDispatchConfig({ ...base, SECRETS_KEYS: `k1:${K1},k1:${K2}` })).toThrow(/SECRETS_KEYS: key id "k1" appears twice/);
     expect(() => parseDispatchConfig({ ...base, SECRETS_KEYS: `k1:${K1}`, SECRETS_KEY: K2 })).toThrow(/SECRETS_KEYS: replaces SECRETS_KEY/);
     try {

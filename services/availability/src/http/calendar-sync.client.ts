@@ -1,5 +1,5 @@
 import { busyResponseSchema, DomainError, toTimestamp } from '@sched/contracts';
-import { UpstreamError, type InternalClient } from '@sched/http';
+import { onBehalfOf, UpstreamError, type InternalClient } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { SlotSources } from '../domain/find-slots';
 import type { Interval } from '../domain/slot-engine';
@@ -53,6 +53,7 @@ export function createCalendarBusyReader(client: InternalClient, logger: Pick<Lo
     try {
       res = await client.request<{ data?: unknown }>('GET', path, {
         searchParams: { from: toTimestamp(new Date(range.start)), to: toTimestamp(new Date(range.end)) },
+        onBehalf: onBehalfOf({ workspaceId }),
       });
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;

@@ -29,7 +29,7 @@ export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
   };
   // Slots is the hot path: its plain GETs skip the router and run the route's own handlers (libs/http
   // fast-path.ts). Installed before the v1 routes; none registered before Slots matches its paths.
-  http.app.use(fastPath([{ pattern: SLOTS, steps: [inputGuard, slots] }]));
+  http.app.use(fastPath([{ pattern: SLOTS, steps: [...http.guard('GET', SLOTS), inputGuard, slots] }]));
 
   http.route('GET', '/v1/event-types', async (req, res) => {
     const ws = requireWorkspace(req);

@@ -1,3 +1,4 @@
+import { AVAILABILITY_ACCESS } from '../../src/http/access';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
@@ -5,8 +6,8 @@ import { makeEvent, type Booking, type EventData } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker, type Consumer } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
-import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
+import { cleanupAmqpPrefix, createTestDatabase, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { ADMIN_TOKEN, call, callsDirectly, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
 import { setupAvailability } from '../../src/app';
 import { parseAvailabilityConfig, type AvailabilityConfig } from '../../src/config';
 import { startCalendarStub, type CalendarStub } from './calendar-stub';
@@ -42,6 +43,7 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
   const amqp = testAmqp();
   const calendar = await startCalendarStub();
   const config = parseAvailabilityConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     PORT: '0',
     DATABASE_URL: db.urlFor('availability'),
     AMQP_URL: amqp.url,
@@ -58,6 +60,7 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
   const service = await runService({
     name: 'availability',
     config,
+    access: AVAILABILITY_ACCESS,
     brokerCritical: false,
     handleSignals: false,
     logger: quiet(),
@@ -67,6 +70,8 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
   });
   await consumer!.ready(15_000);
   const serviceUrl = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+  // Tests that call availability directly send the credential its real caller would (gateway-harness call).
+  callsDirectly(serviceUrl, 'availability');
   const gateway = await startGateway(db, serviceUrl);
   const publisher = createBroker({ url: amqp.url, prefix: amqp.prefix, name: 'availability-test-publisher', logger: quiet() });
   await publisher.waitForConnection();

@@ -1,5 +1,5 @@
 import { DomainError, slotCheckResponseSchema, toTimestamp, type SlotCheckResponse } from '@sched/contracts';
-import { createInternalClient, UpstreamError } from '@sched/http';
+import { createInternalClient, onBehalfOf, UpstreamError, type CredentialSigner } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { SlotChecker } from '../domain/ports';
 
@@ -16,8 +16,8 @@ function retryAfterSeconds(header: string | string[] | undefined): number {
  *   (Retry-After: 1). That is the contract's code for "a service could not be reached in time"; it is not
  *   calendar_unavailable, because the calendar may be fine. Both are 5xx, so no idempotency key is used up.
  */
-export function createSlotChecker(opts: { baseUrl: string; timeoutMs: number; logger: Logger }): SlotChecker & { close(): void } {
-  const client = createInternalClient({ baseUrl: opts.baseUrl, service: 'availability', timeoutMs: opts.timeoutMs });
+export function createSlotChecker(opts: { baseUrl: string; timeoutMs: number; logger: Logger; signer: CredentialSigner }): SlotChecker & { close(): void } {
+  const client = createInternalClient({ baseUrl: opts.baseUrl, service: 'availability', timeoutMs: opts.timeoutMs, signer: opts.signer });
   const offContract = (why: string, meta: Record<string, unknown> = {}) => {
     opts.logger.error('availability slot check answered off-contract', { why, ...meta });
     return new DomainError('upstream_unavailable', { status: 502, retryAfterSeconds: 1 });
@@ -34,7 +34,8 @@ export function createSlotChecker(opts: { baseUrl: string; timeoutMs: number; lo
       let res;
       for (let attempt = 1; ; attempt++) {
         try {
-          res = await client.request<{ data?: unknown }>('POST', path, { json });
+          // On behalf of the create's caller (its API key, or the booking page), in the workspace asked about.
+          res = await client.request<{ data?: unknown }>('POST', path, { json, onBehalf: onBehalfOf({ workspaceId }) });
           break;
         } catch (err) {
           if (!(err instanceof UpstreamError)) throw err;

@@ -12,7 +12,7 @@ import {
   type CreateBookingBody,
 } from '@sched/contracts';
 import type { Db } from '@sched/db';
-import { parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { forbidden, parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
 import { parseIdempotencyKey, type IdempotentOutcome } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
@@ -101,6 +101,8 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
   http.route('POST', '/internal/v1/workspaces/:ws/bookings', async (req, res) => {
     parseQuery(noQuery, req);
     const { source, invitation_id, ...body } = parseBody(internalCreateBookingSchema, req);
+    // Only for the invitation the invitation service resolved for this visitor (or none, a public page).
+    if ((invitation_id ?? undefined) !== requestContext(req).caller?.invitationId) throw forbidden('The credential is for another invitation.');
     await create(req, res, String(req.params.ws), body, { source, invitationId: invitation_id ?? null });
   });
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sched/logger';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, testAmqp, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { startBookingService, type RunningBookingService } from '../../src/booking-service';
 import { readConfig } from '../../src/config';
 import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
@@ -55,6 +55,7 @@ export async function startBookingHarness(opts: { env?: Record<string, string>; 
   const stream = new PassThrough();
   stream.on('data', (c: Buffer) => serviceLogs.push(c.toString()));
   const config = readConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     PORT: '0',
     DATABASE_URL: db.urlFor('booking'),
     AMQP_URL: amqp.url,

@@ -1,3 +1,4 @@
+import { CALENDAR_SYNC_ACCESS } from '../../src/http/access';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
@@ -13,7 +14,7 @@ import {
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import { setupCalendarSync, type CalendarSyncParts, type SetupOptions } from '../../src/app';
 import { readConfig, type CalendarSyncConfig } from '../../src/config';
 
@@ -105,6 +106,7 @@ export async function startCalendarSync(opts: {
   const stream = new PassThrough();
   stream.on('data', (c: Buffer) => logs.push(c.toString()));
   const config = readConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     NODE_ENV: 'test',
     PORT: '0',
     DATABASE_URL: opts.db.urlFor('calendar-sync'),
@@ -125,6 +127,7 @@ export async function startCalendarSync(opts: {
   const service = await runService({
     name: 'calendar-sync',
     config,
+    access: CALENDAR_SYNC_ACCESS,
     brokerCritical: true,
     handleSignals: false,
     logger,
@@ -203,10 +206,11 @@ export async function outboxEvents(db: TestDatabase, type?: string): Promise<Arr
   return res.rows.map((r) => ({ ...r.payload, published: r.published_at !== null }));
 }
 
+/** Calls calendar-sync directly with the credential its real caller sends (the gateway for /admin, availability for busy). */
 export async function call(base: string, method: string, path: string, json?: unknown): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: json === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(await credentialFor('calendar-sync', path)), ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
     body: json === undefined ? undefined : JSON.stringify(json),
   });
   const text = await res.text();

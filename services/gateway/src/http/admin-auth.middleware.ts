@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { DomainError } from '@sched/contracts';
+import { setRequestContext } from '@sched/http';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -10,6 +11,7 @@ export function adminAuth(adminToken: string): RequestHandler {
   return (req, _res, next) => {
     const m = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) return next(new DomainError('unauthenticated'));
+    setRequestContext(req, { principal: 'admin' });
     next();
   };
 }

@@ -40,7 +40,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
     try {
       const key = await deps.authenticate(req.headers.authorization);
       (req as WithKey)[KEY] = key;
-      setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id });
+      setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id, principal: 'api_key', scopes: key.scopes });
       const policy = key.rateLimit ?? deps.defaultPolicy;
       const now = new Date();
       const counted = await counter.count(key.id, windowStart(now, policy.windowSeconds));

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { DomainError } from '@sched/contracts';
-import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, type HttpApp, type HttpMethod, type InternalClient } from '@sched/http';
+import { idempotencyHeader, requestContext, toUpstreamDomainError, UpstreamError, type HttpApp, type HttpMethod, type InternalClient, type OnBehalfOf } from '@sched/http';
 import type { Db } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import type { GatewayConfig } from '../config';
@@ -46,14 +46,20 @@ function queryOf(req: Request): string {
   return i < 0 ? '' : req.originalUrl.slice(i);
 }
 
+/** The page's visitor: the booking page principal, in the workspace of a public page (an invitation's is the invitation service's to find). */
+function visitor(req: Request, workspaceId?: string): OnBehalfOf {
+  return { principal: 'booking_page', requestId: requestContext(req).requestId, workspaceId };
+}
+
 /** Calls the invitation service (the page backend) and passes its answer back unchanged. */
-async function forward(req: Request, res: Response, client: InternalClient, path: string, headers: Record<string, string>): Promise<void> {
-  const outHeaders: Record<string, string> = { ...contextHeaders(requestContext(req)), ...headers };
+async function forward(req: Request, res: Response, client: InternalClient, target: PageTarget, headers: Record<string, string>): Promise<void> {
+  const outHeaders: Record<string, string> = { ...idempotencyHeader(requestContext(req)), ...headers };
   if (req.body !== undefined) outHeaders['content-type'] = 'application/json';
   let upstream;
   try {
-    upstream = await client.request<string>(req.method as HttpMethod, `${path}${queryOf(req)}`, {
+    upstream = await client.request<string>(req.method as HttpMethod, `${target.path}${queryOf(req)}`, {
       headers: outHeaders,
+      onBehalf: visitor(req, target.workspaceId),
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       raw: true,
     });
@@ -76,6 +82,12 @@ const wrap =
   };
 
 const seg = encodeURIComponent;
+
+/** A path of the invitation service's page API, and the workspace it names, if any. */
+interface PageTarget {
+  path: string;
+  workspaceId?: string;
+}
 
 /**
  * The hosted booking page (api-v1.md rule 10): public, no API key. Its API is under `{base}/api/…` and
@@ -110,13 +122,16 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   };
 
   // Page API: invitation pages (credential in a header).
-  http.route('GET', `${base}/api/invitation`, wrap((req, res) => forward(req, res, deps.invitation, '/internal/v1/page/invitation', credentialHeaders(req))));
-  http.route('GET', `${base}/api/invitation/slots`, wrap((req, res) => forward(req, res, deps.invitation, '/internal/v1/page/invitation/slots', credentialHeaders(req))));
-  http.route('POST', `${base}/api/invitation/bookings`, { before: [limit] }, wrap((req, res) => forward(req, res, deps.invitation, '/internal/v1/page/invitation/bookings', credentialHeaders(req))));
+  const invitationPath = (path: string): PageTarget => ({ path });
+  http.route('GET', `${base}/api/invitation`, wrap((req, res) => forward(req, res, deps.invitation, invitationPath('/internal/v1/page/invitation'), credentialHeaders(req))));
+  http.route('GET', `${base}/api/invitation/slots`, wrap((req, res) => forward(req, res, deps.invitation, invitationPath('/internal/v1/page/invitation/slots'), credentialHeaders(req))));
+  http.route('POST', `${base}/api/invitation/bookings`, { before: [limit] }, wrap((req, res) => forward(req, res, deps.invitation, invitationPath('/internal/v1/page/invitation/bookings'), credentialHeaders(req))));
 
   // Page API: public Event Types by workspace slug and Event Type slug.
-  const publicPath = async (req: Request, suffix: string) =>
-    `/internal/v1/workspaces/${seg(await workspaceOf(String(req.params.workspace)))}/page/event-types/${seg(String(req.params.eventType))}${suffix}`;
+  const publicPath = async (req: Request, suffix: string): Promise<PageTarget> => {
+    const workspaceId = await workspaceOf(String(req.params.workspace));
+    return { path: `/internal/v1/workspaces/${seg(workspaceId)}/page/event-types/${seg(String(req.params.eventType))}${suffix}`, workspaceId };
+  };
   http.route('GET', `${base}/api/public/:workspace/:eventType`, wrap(async (req, res) => forward(req, res, deps.invitation, await publicPath(req, ''), {})));
   http.route('GET', `${base}/api/public/:workspace/:eventType/slots`, wrap(async (req, res) => forward(req, res, deps.invitation, await publicPath(req, '/slots'), {})));
   http.route('POST', `${base}/api/public/:workspace/:eventType/bookings`, { before: [limit] }, wrap(async (req, res) => forward(req, res, deps.invitation, await publicPath(req, '/bookings'), {})));
@@ -128,9 +143,9 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   });
 
   /** The HTML shell, with the status the page's first API call will meet (404 for an unknown link). */
-  const probe = async (path: string, headers: Record<string, string>): Promise<number> => {
+  const probe = async (req: Request, target: PageTarget, headers: Record<string, string>): Promise<number> => {
     try {
-      const answer = await deps.invitation.request('GET', path, { headers, raw: true });
+      const answer = await deps.invitation.request('GET', target.path, { headers, raw: true, onBehalf: visitor(req, target.workspaceId) });
       return answer.status === 404 ? 404 : 200;
     } catch {
       return 200; // the page itself reports what it cannot load
@@ -138,14 +153,14 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   };
 
   http.route('GET', `${base}/i/:credential`, wrap(async (req, res) => {
-    const status = await probe('/internal/v1/page/invitation', { [CREDENTIAL_HEADER]: String(req.params.credential) });
+    const status = await probe(req, invitationPath('/internal/v1/page/invitation'), { [CREDENTIAL_HEADER]: String(req.params.credential) });
     sendAsset(res, status, document, 'no-store');
   }));
 
   http.route('GET', `${base}/:workspace/:eventType`, wrap(async (req, res) => {
     let status = 404;
     try {
-      status = await probe(`/internal/v1/workspaces/${seg(await workspaceOf(String(req.params.workspace)))}/page/event-types/${seg(String(req.params.eventType))}`, {});
+      status = await probe(req, await publicPath(req, ''), {});
     } catch (err) {
       if (!(err instanceof DomainError && err.code === 'not_found')) throw err;
     }

@@ -1,26 +1,30 @@
 import { isUtf8 } from 'node:buffer';
 import type { Request, RequestHandler, Response } from 'express';
-import { contextHeaders, requestContext, toUpstreamDomainError, UpstreamError, writesPlainBody, type ForwardClient } from '@sched/http';
+import { idempotencyHeader, onBehalfOf, requestContext, toUpstreamDomainError, UpstreamError, writesPlainBody, type ForwardClient } from '@sched/http';
 
 /** Headers of a service's answer that the caller should see; the gateway sets its own request id and rate headers. */
 const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed', 'allow', 'location', 'www-authenticate'];
 /** What every service answers with (express's res.json); res.send(text) would keep it exactly as it is. */
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
-function forwardHeaders(req: Request, workspaceId?: string): Record<string, string> {
-  const ctx = requestContext(req);
-  const headers = contextHeaders(workspaceId ? { ...ctx, workspaceId } : ctx);
+function forwardHeaders(req: Request): Record<string, string> {
+  const headers = idempotencyHeader(requestContext(req));
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   return headers;
 }
 
-/** Passes a routed request to the owning service and its answer back; no answer in time → 502/504 upstream_unavailable. */
+/**
+ * Passes a routed request to the owning service and its answer back; no answer in time → 502/504
+ * upstream_unavailable. The credential the client signs acts for whom the auth step found (API key
+ * and scopes, or the operator), in the workspace of the path where `workspaceParam` names one.
+ */
 export function forwardTo(client: ForwardClient, opts: { workspaceParam?: string } = {}): RequestHandler {
   return async (req: Request, res: Response, next) => {
     try {
       const workspaceId = opts.workspaceParam ? String(req.params[opts.workspaceParam]) : undefined;
       const upstream = await client.request(req.method, req.originalUrl, {
-        headers: forwardHeaders(req, workspaceId),
+        headers: forwardHeaders(req),
+        onBehalf: onBehalfOf({ workspaceId }),
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
       });
       for (const name of PASSED_BACK) {

@@ -1,3 +1,4 @@
+import { TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
@@ -45,6 +46,11 @@ export async function startStubUpstream(): Promise<{ url: string; seen: Recorded
 
 /** Gateways whose services are the fake upstream above: what they forward is not a real resource. */
 const stubbedGateways = new Set<string>();
+/** Services that tests call directly (base URL → service name): call() signs the credential the real caller would. */
+const directServices = new Map<string, string>();
+export function callsDirectly(baseUrl: string, service: string): void {
+  directServices.set(baseUrl, service);
+}
 /** Paths the gateway answers itself (workspaces and keys); everything else is forwarded. */
 const GATEWAY_OWNED = /^\/admin\/v1\/workspaces(\/[^/]+(\/api-keys(\/[^/]+\/revoke)?)?)?(\?|$)/;
 
@@ -66,6 +72,7 @@ export async function startGateway(
   const stream = new PassThrough();
   stream.on('data', (c: Buffer) => logs.push(c.toString()));
   const config = readConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     ADMIN_TOKEN,
     DATABASE_URL: db.urlFor('gateway'),
     BOOKING_URL: upstreamUrl,
@@ -77,7 +84,7 @@ export async function startGateway(
     ...env,
   });
   const logger = createLogger({ service: 'gateway', stream, level: 'debug' });
-  const app = buildGatewayApp({ config, pool: db.pool('gateway'), logger });
+  const app = await buildGatewayApp({ config, pool: db.pool('gateway'), logger });
   const server = await app.http.listen(0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   if (opts.stubbedUpstream) stubbedGateways.add(`http://127.0.0.1:${port}`);
@@ -100,6 +107,8 @@ export async function call(
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  const audience = directServices.get(base);
+  if (audience && headers.authorization === undefined) Object.assign(headers, await credentialFor(audience, path, { workspaceId: headers['x-workspace-id'] }));
   let body: string | undefined = opts.body;
   if (opts.json !== undefined) {
     body = JSON.stringify(opts.json);

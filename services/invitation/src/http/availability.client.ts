@@ -1,5 +1,5 @@
 import { DomainError, internalEventTypeSchema, slotSchema, type Slot } from '@sched/contracts';
-import { toUpstreamDomainError, UpstreamError, type InternalClient, type InternalResponse } from '@sched/http';
+import { onBehalfOf, toUpstreamDomainError, UpstreamError, type InternalClient, type InternalResponse } from '@sched/http';
 import { z } from 'zod';
 import type { EventTypeDirectory, PageEventType, SlotSource } from '../domain/ports';
 import { answerError } from './upstream-answer';
@@ -38,19 +38,19 @@ const seg = encodeURIComponent;
 
 /** availability's internal Event Type API (contracts internal.ts) and its Slots query, for one workspace per call. */
 export function createAvailabilityClient(client: InternalClient): EventTypeDirectory & SlotSource {
-  async function eventType(path: string): Promise<PageEventType | null> {
-    const res = await call(() => client.request('GET', path));
+  async function eventType(ws: string, path: string): Promise<PageEventType | null> {
+    const res = await call(() => client.request('GET', path, { onBehalf: onBehalfOf({ workspaceId: ws }) }));
     if (res.status === 404) return null;
     if (res.status !== 200) throw answerError(res);
     return toPageEventType(parse(eventTypeAnswer, res.body).data);
   }
   return {
-    find: (ws, id) => eventType(`/internal/v1/workspaces/${seg(ws)}/event-types/${seg(id)}`),
-    findBySlug: (ws, slug) => eventType(`/internal/v1/workspaces/${seg(ws)}/event-types/by-slug/${seg(slug)}`),
+    find: (ws, id) => eventType(ws, `/internal/v1/workspaces/${seg(ws)}/event-types/${seg(id)}`),
+    findBySlug: (ws, slug) => eventType(ws, `/internal/v1/workspaces/${seg(ws)}/event-types/by-slug/${seg(slug)}`),
     async slots(ws, eventTypeId, q): Promise<Slot[]> {
-      // The v1 Slots route of availability, as the gateway would forward it: the workspace in x-workspace-id.
+      // The v1 Slots route of availability, for the page's visitor in this workspace (the credential says so).
       const res = await call(() =>
-        client.request('GET', `/v1/event-types/${seg(eventTypeId)}/slots`, { searchParams: q, headers: { 'x-workspace-id': ws } }),
+        client.request('GET', `/v1/event-types/${seg(eventTypeId)}/slots`, { searchParams: q, onBehalf: onBehalfOf({ principal: 'booking_page', workspaceId: ws }) }),
       );
       if (res.status !== 200) throw answerError(res);
       return parse(slotsAnswer, res.body).data;

@@ -1,5 +1,5 @@
 import { bookingSchema, toTimestamp } from '@sched/contracts';
-import { toUpstreamDomainError, UpstreamError, type InternalClient } from '@sched/http';
+import { onBehalfOf, toUpstreamDomainError, UpstreamError, type InternalClient } from '@sched/http';
 import { z } from 'zod';
 import type { BookingOutcome, BookingService } from '../domain/ports';
 import { answerError } from './upstream-answer';
@@ -15,6 +15,8 @@ export function createBookingClient(client: InternalClient): BookingService {
         res = await client.request('POST', `/internal/v1/workspaces/${encodeURIComponent(ws)}/bookings`, {
           json: { ...body, start_at: toTimestamp(body.start_at) },
           headers: { 'idempotency-key': idempotencyKey },
+          // The page's visitor, vouched for this workspace and (booking checks it) this invitation only.
+          onBehalf: onBehalfOf({ principal: 'booking_page', workspaceId: ws, invitationId: body.invitation_id ?? undefined }),
         });
       } catch (err) {
         if (err instanceof UpstreamError) return { outcome: 'unknown', error: toUpstreamDomainError(err) };

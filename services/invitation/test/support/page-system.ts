@@ -1,8 +1,9 @@
+import { INVITATION_ACCESS } from '../../src/http/access';
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@sched/logger';
 import { serviceQueueNames } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
 import { setupInvitation } from '../../src/app';
 import { readConfig, type InvitationConfig } from '../../src/config';
@@ -55,6 +56,7 @@ export async function startPageSystem(opts: { gatewayEnv?: Record<string, string
   const stream = new PassThrough();
   stream.on('data', (c: Buffer) => serviceLogs.push(c.toString()));
   const config = readConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     PORT: String(invitationPort),
     DATABASE_URL: db.urlFor('invitation'),
     AMQP_URL: amqp.url,
@@ -70,6 +72,7 @@ export async function startPageSystem(opts: { gatewayEnv?: Record<string, string
   const invitation = await runService({
     name: 'invitation',
     config,
+    access: INVITATION_ACCESS,
     brokerCritical: false,
     handleSignals: false,
     logger: createLogger({ service: 'invitation', level: 'debug', stream }),

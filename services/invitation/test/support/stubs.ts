@@ -1,3 +1,4 @@
+import { claimsOf } from '@sched/testing';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId, toLocalTimestamp, toTimestamp, type AdminEventType } from '@sched/contracts';
@@ -60,7 +61,7 @@ export function eventType(overrides: Partial<AdminEventType> = {}): AdminEventTy
 
 /**
  * availability as a real HTTP server: the internal Event Type routes (by id and by slug) and the v1 Slots
- * route with x-workspace-id. Slots are the starts given per Event Type, filtered by local date.
+ * route for the workspace of the caller's credential. Slots are the starts given per Event Type, filtered by local date.
  */
 export async function startAvailabilityStub() {
   const eventTypes = new Map<string, AdminEventType>(); // `${ws}/${id}`
@@ -68,9 +69,11 @@ export async function startAvailabilityStub() {
   const calls: Array<{ path: string; workspace?: string }> = [];
   let slotsAnswer: { status: number; body: unknown; headers?: Record<string, string> } | null = null;
 
-  const server = await serve((req, _body, res) => {
+  const server = await serve(async (req, _body, res) => {
     const url = new URL(req.url ?? '/', 'http://stub');
-    calls.push({ path: url.pathname, workspace: req.headers['x-workspace-id'] as string | undefined });
+    // The workspace the invitation service's credential vouches for (as availability reads it).
+    const claims = await claimsOf(req.headers.authorization, 'availability').catch(() => undefined);
+    calls.push({ path: url.pathname, workspace: claims?.workspaceId });
     let m = /^\/internal\/v1\/workspaces\/([^/]+)\/event-types\/by-slug\/([^/]+)$/.exec(url.pathname);
     if (m) {
       const found = [...eventTypes.entries()].find(([k, e]) => k.startsWith(`${decodeURIComponent(m![1]!)}/`) && e.slug === decodeURIComponent(m![2]!));
@@ -84,7 +87,7 @@ export async function startAvailabilityStub() {
     m = /^\/v1\/event-types\/([^/]+)\/slots$/.exec(url.pathname);
     if (m) {
       if (slotsAnswer) return json(res, slotsAnswer.status, slotsAnswer.body, slotsAnswer.headers);
-      const ws = req.headers['x-workspace-id'] as string;
+      const ws = claims?.workspaceId;
       const id = decodeURIComponent(m[1]!);
       const e = eventTypes.get(`${ws}/${id}`);
       if (!e) return json(res, 404, errorBody('not_found'));

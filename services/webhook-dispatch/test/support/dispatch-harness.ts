@@ -1,3 +1,4 @@
+import { WEBHOOK_DISPATCH_ACCESS } from '../../src/http/access';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +7,7 @@ import { makeEvent, newId, toTimestamp, type Booking, type EventMessage, type Pu
 import { createLogger } from '@sched/logger';
 import { createBroker, serviceQueueNames, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import { parseDispatchConfig, type WebhookDispatchConfig } from '../../src/config';
 import { setupWebhookDispatch, type SetupOptions, type WebhookDispatch } from '../../src/service';
 
@@ -30,6 +31,7 @@ export async function startDispatch(db: TestDatabase, amqp: TestAmqp, env: Recor
   const stream = new PassThrough();
   stream.on('data', (c: Buffer) => logs.push(c.toString()));
   const config = parseDispatchConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     PORT: '0',
     DATABASE_URL: db.urlFor('webhook-dispatch'),
     AMQP_URL: amqp.url,
@@ -46,6 +48,7 @@ export async function startDispatch(db: TestDatabase, amqp: TestAmqp, env: Recor
   const service = await runService({
     name: 'webhook-dispatch',
     config,
+    access: WEBHOOK_DISPATCH_ACCESS,
     brokerCritical: true,
     handleSignals: false,
     logger: createLogger({ service: 'webhook-dispatch', level: config.LOG_LEVEL, stream }),
@@ -202,10 +205,9 @@ export interface ApiAnswer {
   body: any;
 }
 
-/** Calls the service as the gateway forwards admin calls: x-workspace-id = the {ws} of the path. */
+/** Calls the service as the gateway forwards admin calls: an operator credential for the {ws} of the path (or `ws`). */
 export async function call(base: string, method: string, path: string, opts: { ws?: string; json?: unknown } = {}): Promise<ApiAnswer> {
-  const headers: Record<string, string> = {};
-  if (opts.ws) headers['x-workspace-id'] = opts.ws;
+  const headers: Record<string, string> = { ...(await credentialFor('webhook-dispatch', path, { workspaceId: opts.ws })) };
   if (opts.json !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${base}${path}`, { method, headers, body: opts.json === undefined ? undefined : JSON.stringify(opts.json) });
   const text = await res.text();

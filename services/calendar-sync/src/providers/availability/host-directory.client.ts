@@ -1,5 +1,5 @@
 import { DomainError, internalHostSchema } from '@sched/contracts';
-import { toUpstreamDomainError, UpstreamError, type InternalClient } from '@sched/http';
+import { onBehalfOf, toUpstreamDomainError, UpstreamError, type InternalClient } from '@sched/http';
 import type { HostDirectory } from '../../domain/ports';
 
 // Extra fields a newer availability may add are ignored rather than treated as a broken answer.
@@ -11,7 +11,9 @@ export function createHostDirectory(client: InternalClient): HostDirectory {
     async getHost(workspaceId, hostId) {
       let res;
       try {
-        res = await client.request<{ data?: unknown }>('GET', `/internal/v1/workspaces/${encodeURIComponent(workspaceId)}/hosts/${encodeURIComponent(hostId)}`);
+        res = await client.request<{ data?: unknown }>('GET', `/internal/v1/workspaces/${encodeURIComponent(workspaceId)}/hosts/${encodeURIComponent(hostId)}`, {
+          onBehalf: onBehalfOf({ workspaceId }),
+        });
       } catch (err) {
         throw err instanceof UpstreamError ? toUpstreamDomainError(err) : err;
       }

@@ -1,0 +1,25 @@
+import { apiKeyWith, calledBy, OPERATOR_ONLY, type AccessTable } from '@sched/http';
+
+const ADMIN = '/admin/v1/workspaces/:ws';
+
+/** Who may call each route of availability (docs/security.md, "Who may call what"). */
+export const AVAILABILITY_ACCESS: AccessTable = {
+  'GET /v1/event-types': apiKeyWith('event_types:read'),
+  'GET /v1/event-types/:eventType': apiKeyWith('event_types:read'),
+  // Also the invitation service, for the booking page's visitors.
+  'GET /v1/event-types/:eventType/slots': { callers: ['gateway', 'invitation'], principals: ['api_key', 'booking_page'], scope: 'slots:read' },
+  'POST /internal/v1/workspaces/:ws/slot-check': calledBy(['booking'], ['api_key', 'booking_page']),
+  'GET /internal/v1/workspaces/:ws/hosts/:host': calledBy(['calendar-sync']),
+  'GET /internal/v1/workspaces/:ws/event-types/by-slug/:slug': calledBy(['invitation'], ['booking_page']),
+  'GET /internal/v1/workspaces/:ws/event-types/:evt': calledBy(['invitation'], ['api_key', 'booking_page']),
+  [`POST ${ADMIN}/hosts`]: OPERATOR_ONLY,
+  [`GET ${ADMIN}/hosts`]: OPERATOR_ONLY,
+  [`GET ${ADMIN}/hosts/:host`]: OPERATOR_ONLY,
+  [`PATCH ${ADMIN}/hosts/:host`]: OPERATOR_ONLY,
+  [`GET ${ADMIN}/hosts/:host/schedule`]: OPERATOR_ONLY,
+  [`PUT ${ADMIN}/hosts/:host/schedule`]: OPERATOR_ONLY,
+  [`POST ${ADMIN}/event-types`]: OPERATOR_ONLY,
+  [`GET ${ADMIN}/event-types`]: OPERATOR_ONLY,
+  [`GET ${ADMIN}/event-types/:evt`]: OPERATOR_ONLY,
+  [`PATCH ${ADMIN}/event-types/:evt`]: OPERATOR_ONLY,
+};
