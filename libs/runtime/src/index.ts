@@ -120,3 +120,4 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
 }
 
 export { startRetention, type RetentionConfig } from './retention';
+export { registerSecretsRoutes } from './secrets-routes';

@@ -1,7 +1,8 @@
 import type { ResolveAll } from '@sched/address-policy';
 import { createInternalClient } from '@sched/http';
 import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
-import { startRetention, type ServiceContext } from '@sched/runtime';
+import { registerSecretsRoutes, startRetention, type ServiceContext } from '@sched/runtime';
+import { SEALED_COLUMNS } from './store/sealed-columns';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { CalendarSyncConfig } from './config';
 import { BusyReader } from './domain/busy-reader';
@@ -10,7 +11,6 @@ import { BOOKING_EVENT_KINDS, bookingChangedHandler } from './events/booking-cha
 import { registerBusyRoutes } from './http/busy.routes';
 import { registerCalendarConnectionRoutes } from './http/calendar-connection.routes';
 import { registerCalendarResyncRoutes } from './http/calendar-resync.routes';
-import { registerSecretsRoutes } from './http/secrets.routes';
 import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
 import { createHostDirectory } from './providers/availability/host-directory.client';
 import { CalDavProvider } from './providers/caldav/caldav-provider';
@@ -65,7 +65,7 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
   registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer });
   registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
   registerBusyRoutes(http, reader, now);
-  registerSecretsRoutes(http, { pool, box: sealer });
+  registerSecretsRoutes(http, 'calendar-sync', { pool, box: sealer, columns: SEALED_COLUMNS });
 
   // Registered in start order; stopped in reverse (refresher and consumer first, the client last).
   ctx.onStop('availability client', () => availability.close());

@@ -1,6 +1,7 @@
 import { createInternalClient } from '@sched/http';
 import { createCursorCodec } from '@sched/pagination';
-import { startRetention, type ServiceContext } from '@sched/runtime';
+import { registerSecretsRoutes, startRetention, type ServiceContext } from '@sched/runtime';
+import { SEALED_COLUMNS } from './store/sealed-columns';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { InvitationConfig } from './config';
 import { startInvitationConsumer } from './events/invitation.consumer';
@@ -8,7 +9,6 @@ import { createAvailabilityClient } from './http/availability.client';
 import { createBookingClient } from './http/booking.client';
 import { registerInvitationRoutes } from './http/invitation.routes';
 import { registerPageRoutes } from './http/page.routes';
-import { registerSecretsRoutes } from './http/secrets.routes';
 import { createInvitationStore } from './store/invitation.queries';
 import { invitationRetentionRules } from './store/retention';
 import { createUseLedger } from './store/use-ledger.queries';
@@ -40,7 +40,7 @@ export function setupInvitation(ctx: ServiceContext<InvitationConfig>, opts: Set
     secretBox,
     now,
   });
-  registerSecretsRoutes(ctx.http, { pool: ctx.pool, box: secretBox });
+  registerSecretsRoutes(ctx.http, 'invitation', { pool: ctx.pool, box: secretBox, columns: SEALED_COLUMNS });
   registerPageRoutes(ctx.http, {
     db,
     ledger: createUseLedger(db),

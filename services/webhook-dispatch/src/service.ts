@@ -1,7 +1,8 @@
 import { systemResolveAll, type ResolveAll } from '@sched/address-policy';
 import { createDb, createPool } from '@sched/db';
 import { createCursorCodec } from '@sched/pagination';
-import { startRetention, type ServiceContext } from '@sched/runtime';
+import { registerSecretsRoutes, startRetention, type ServiceContext } from '@sched/runtime';
+import { SEALED_COLUMNS } from './store/sealed-columns';
 import { secretBoxFromEnv } from '@sched/secrets';
 import type { WebhookDispatchConfig } from './config';
 import { createDispatchMetrics } from './delivery/dispatch.metrics';
@@ -11,7 +12,6 @@ import { createDeliveryDeadLetterPublisher } from './events/dead-letter.publishe
 import { createDeadLetterTools } from './events/dead-letter.tools';
 import { startEventConsumer } from './events/event.consumer';
 import { registerDeadLetterRoutes } from './http/dead-letter.routes';
-import { registerSecretsRoutes } from './http/secrets.routes';
 import { registerWebhookDeliveryRoutes } from './http/webhook-delivery.routes';
 import { registerWebhookEndpointRoutes } from './http/webhook-endpoint.routes';
 import { createDeliveryStore } from './store/delivery.queries';
@@ -58,7 +58,7 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
     cursors: createCursorCodec(config.CURSOR_SECRET),
   });
   registerDeadLetterRoutes(ctx.http, createDeadLetterTools(broker));
-  registerSecretsRoutes(ctx.http, { pool: ctx.pool, box: secrets });
+  registerSecretsRoutes(ctx.http, 'webhook-dispatch', { pool: ctx.pool, box: secrets, columns: SEALED_COLUMNS });
 
   const sender = createWebhookSender({ mode: config.WEBHOOK_MODE, timeoutMs: config.WEBHOOK_TIMEOUT_MS, resolveAll });
   const deadLetters = createDeliveryDeadLetterPublisher(broker);
