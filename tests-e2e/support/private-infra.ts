@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { portOpen } from '@sched/testing';
 import { freePort } from './system';
 
 /**
@@ -24,17 +24,6 @@ function asUser(user: string, cmd: string, args: string[], env: Record<string, s
   const envArgs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
   if (isRoot) return run('runuser', ['-u', user, '--', 'env', ...envArgs, cmd, ...args], { timeout: 60_000 });
   return run('env', [...envArgs, cmd, ...args], { timeout: 60_000 });
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 async function waitPort(port: number, open: boolean, timeoutMs: number, what: string): Promise<void> {

@@ -1,11 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
-import { freePort, waitFor } from '@sched/testing';
+import { freePort, portOpen, waitFor } from '@sched/testing';
 
 /**
  * Issue 15: the README's first command, as a newcomer types it on a machine that has never seen the
@@ -32,17 +31,6 @@ const DEFAULT_PORTS: Record<string, number> = {
   WEBHOOK_RECEIVER_PORT: 8090,
   RADICALE_PORT: 5232,
 };
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 /**
  * A PATH as on a machine without pnpm: every PATH folder that holds pnpm is replaced by a folder of

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** A loopback port nothing listens on right now, for a server or process a test starts. */
 export function freePort(): Promise<number> {
@@ -10,5 +10,17 @@ export function freePort(): Promise<number> {
       const port = typeof addr === 'object' && addr ? addr.port : 0;
       srv.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts connections on a loopback port right now. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
   });
 }

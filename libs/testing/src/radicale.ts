@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
-import { freePort } from './free-port';
+import { freePort, portOpen } from './free-port';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,17 +46,6 @@ export interface StartRadicaleOptions {
   dataDir?: string;
   /** The port; default a free one. A port already in use is refused with a clear error. */
   port?: number;
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<TestRadicale> {
