@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@sched/contracts';
 import { createCredentialSigner, createCredentialVerifier, parseInternalKeyRing, type CallerClaims, type OnBehalfOf } from '@sched/http';
 
 /**
@@ -20,7 +21,6 @@ export async function internalAuthorization(
   return { authorization: `Bearer ${await signer.sign(audience, { requestId: `req_test${randomBytes(6).toString('hex')}`, ...who })}` };
 }
 
-const ALL_SCOPES = ['event_types:read', 'slots:read', 'bookings:read', 'bookings:write', 'booking_invitations:read', 'booking_invitations:write'];
 
 /** Who calls which internal route in the running system (services' access tables), for tests that call a service directly. */
 const INTERNAL_CALLERS: ReadonlyArray<[RegExp, string, OnBehalfOf['principal']]> = [
@@ -47,12 +47,12 @@ export async function credentialFor(
   const workspaceId = /\/workspaces\/([^/]+)/.exec(bare)?.[1] ?? opts.workspaceId;
   if (bare.startsWith('/admin/')) return internalAuthorization(audience, { principal: 'admin', workspaceId }, { keys: opts.keys });
   if (bare.startsWith('/v1/')) {
-    return internalAuthorization(audience, { principal: 'api_key', workspaceId, apiKeyId: 'key_test', scopes: ALL_SCOPES }, { keys: opts.keys });
+    return internalAuthorization(audience, { principal: 'api_key', workspaceId, apiKeyId: 'key_test', scopes: SCOPES }, { keys: opts.keys });
   }
   const known = INTERNAL_CALLERS.find(([pattern]) => pattern.test(bare));
   if (!known) throw new Error(`credentialFor: no known caller of ${bare}; add it to INTERNAL_CALLERS`);
   const [, caller, principal] = known;
-  const key = principal === 'api_key' ? { apiKeyId: 'key_test', scopes: ALL_SCOPES } : {};
+  const key = principal === 'api_key' ? { apiKeyId: 'key_test', scopes: SCOPES } : {};
   return internalAuthorization(audience, { principal, workspaceId, invitationId: opts.invitationId, ...key }, { caller, keys: opts.keys });
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@sched/contracts';
 import type { AccessTable, OnBehalfOf } from '@sched/http';
 import { internalAuthorization } from '@sched/testing';
 import { AVAILABILITY_ACCESS } from '../../../services/availability/src/http/access';
@@ -67,7 +68,7 @@ const who = (p: Probe, workspaceId: string | undefined = p.hasWorkspace ? WS : u
   principal: p.principal,
   workspaceId,
   apiKeyId: 'key_AAAAAAAAAAAAAAAAAAAAAA',
-  scopes: ['event_types:read', 'slots:read', 'bookings:read', 'bookings:write', 'booking_invitations:read', 'booking_invitations:write'],
+  scopes: SCOPES,
   invitationId: 'biv_AAAAAAAAAAAAAAAAAAAAAA',
   requestId: 'req_probe',
 });

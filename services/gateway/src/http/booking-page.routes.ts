@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { DomainError } from '@sched/contracts';
-import { idempotencyHeader, requestContext, toUpstreamDomainError, UpstreamError, type HttpApp, type HttpMethod, type InternalClient, type OnBehalfOf } from '@sched/http';
+import { idempotencyHeader, onBehalfOf, requestContext, toUpstreamDomainError, UpstreamError, type HttpApp, type HttpMethod, type InternalClient, type OnBehalfOf } from '@sched/http';
 import type { Db } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import type { GatewayConfig } from '../config';
@@ -47,8 +47,8 @@ function queryOf(req: Request): string {
 }
 
 /** The page's visitor: the booking page principal, in the workspace of a public page (an invitation's is the invitation service's to find). */
-function visitor(req: Request, workspaceId?: string): OnBehalfOf {
-  return { principal: 'booking_page', requestId: requestContext(req).requestId, workspaceId };
+function visitor(workspaceId?: string): OnBehalfOf {
+  return onBehalfOf({ principal: 'booking_page', workspaceId });
 }
 
 /** Calls the invitation service (the page backend) and passes its answer back unchanged. */
@@ -59,7 +59,7 @@ async function forward(req: Request, res: Response, client: InternalClient, targ
   try {
     upstream = await client.request<string>(req.method as HttpMethod, `${target.path}${queryOf(req)}`, {
       headers: outHeaders,
-      onBehalf: visitor(req, target.workspaceId),
+      onBehalf: visitor(target.workspaceId),
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       raw: true,
     });
@@ -143,9 +143,9 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   });
 
   /** The HTML shell, with the status the page's first API call will meet (404 for an unknown link). */
-  const probe = async (req: Request, target: PageTarget, headers: Record<string, string>): Promise<number> => {
+  const probe = async (target: PageTarget, headers: Record<string, string>): Promise<number> => {
     try {
-      const answer = await deps.invitation.request('GET', target.path, { headers, raw: true, onBehalf: visitor(req, target.workspaceId) });
+      const answer = await deps.invitation.request('GET', target.path, { headers, raw: true, onBehalf: visitor(target.workspaceId) });
       return answer.status === 404 ? 404 : 200;
     } catch {
       return 200; // the page itself reports what it cannot load
@@ -153,14 +153,14 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   };
 
   http.route('GET', `${base}/i/:credential`, wrap(async (req, res) => {
-    const status = await probe(req, invitationPath('/internal/v1/page/invitation'), { [CREDENTIAL_HEADER]: String(req.params.credential) });
+    const status = await probe(invitationPath('/internal/v1/page/invitation'), { [CREDENTIAL_HEADER]: String(req.params.credential) });
     sendAsset(res, status, document, 'no-store');
   }));
 
   http.route('GET', `${base}/:workspace/:eventType`, wrap(async (req, res) => {
     let status = 404;
     try {
-      status = await probe(req, await publicPath(req, ''), {});
+      status = await probe(await publicPath(req, ''), {});
     } catch (err) {
       if (!(err instanceof DomainError && err.code === 'not_found')) throw err;
     }
