@@ -50,11 +50,19 @@ async function warm(host: string): Promise<any> {
   return res.body.data;
 }
 
-/** Sends a marker notification and waits until `svc` has handled it: every change committed before it has been heard. */
+/** Ids `svc` has been told to drop, by notification or by its own writes. */
+const heard = new Set<string>();
+let markers = 0;
+
+/**
+ * Sends a marker notification and waits until `svc` has handled that very marker: every change
+ * committed before it has been heard. (Waiting for any bump of the cache's token is not enough: the
+ * notification of the change itself bumps it, and the marker then lands in the middle of the next read.)
+ */
 async function heardEverything(): Promise<void> {
-  const before = svc.parts.cache.token();
-  await db.adminPool.query(`SELECT pg_notify('calendar_sync_changed', 'cal_marker')`);
-  await waitFor(() => svc.parts.cache.token() !== before);
+  const marker = `cal_marker_${++markers}`;
+  await db.adminPool.query(`SELECT pg_notify('calendar_sync_changed', $1)`, [marker]);
+  await waitFor(() => heard.has(marker));
 }
 
 beforeAll(async () => {
@@ -66,6 +74,11 @@ beforeAll(async () => {
   svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url });
   replica = await startCalendarSync({ db, amqp, availabilityUrl: availability.url });
   await waitFor(() => svc.parts.cache.isEnabled() && replica.parts.cache.isEnabled());
+  const invalidate = svc.parts.cache.invalidate.bind(svc.parts.cache);
+  jest.spyOn(svc.parts.cache, 'invalidate').mockImplementation((id: string) => {
+    heard.add(id);
+    invalidate(id);
+  });
 });
 
 afterAll(async () => {
