@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, freePort, internalAuthorization, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { bookable, startAvailabilityStub } from '../test/support/availability-stub';
 import { runClosedLoop, percentile } from './http-load';
 import { runPgbench, type PgbenchScript } from './pgbench-booking';
@@ -112,6 +112,13 @@ async function httpRun() {
       rate_limit: { limit: 100000, window_seconds: 1 },
     });
 
+    // Straight to booking: the credential the gateway would send for this key (minted once, as the
+    // run is shorter than its lifetime), to see the booking service alone.
+    const internal = await internalAuthorization(
+      'booking',
+      { principal: 'api_key', workspaceId: ws.id, apiKeyId: key.id, scopes: ['bookings:write', 'bookings:read'] },
+      { ttlSeconds: 240 },
+    );
     let i = 0;
     const next = (direct = false) => {
       i += 1;
@@ -121,8 +128,7 @@ async function httpRun() {
         guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
         metadata: { order: `o-${i}`, channel: 'bench' },
       });
-      // Direct: the headers the gateway forwards after authenticating, to see the booking service alone.
-      const auth: Record<string, string> = direct ? { 'x-workspace-id': ws.id, 'x-api-key-id': key.id } : { authorization: `Bearer ${key.key}` };
+      const auth: Record<string, string> = direct ? internal : { authorization: `Bearer ${key.key}` };
       return { path: '/v1/bookings', body, headers: { ...auth, 'idempotency-key': `bench-${i}` } };
     };
     log(`warm-up ${WARMUP_S}s`);
