@@ -1,5 +1,6 @@
 export { createPool, createDb, checkPostgres, type PoolOptions, type Db, type DbTx } from './pool';
 export { startNotificationListener, type NotificationListener, type NotificationListenerOptions } from './listen';
+export { NotifiedCache, keepInStep, type NotifiedCacheOptions, type KeptInStep, type KeepInStepOptions } from './notified-cache';
 export { SERVICES, SERVICE_NAMES, serviceDbNames, isServiceName, quoteIdent, type ServiceName, type ServiceDbNames } from './services';
 export { ensureDatabase } from './ensure-database';
 export { migrateService, MIGRATIONS_TABLE, type MigrateServiceOptions, type MigrateServiceResult } from './migrate-service';

@@ -10,8 +10,8 @@ import type { RouteDeps } from './http/deps';
 import { registerInternalRoutes } from './http/internal.routes';
 import { registerV1Routes } from './http/v1.routes';
 import { createEventTypeStore, loadSlotContext } from './store/event-type.queries';
-import { SlotsCache } from './domain/slots-cache';
 import { createHostStore } from './store/host.queries';
+import { NotifiedSlotsCache } from './store/notified-slots-cache';
 import { bookedIntervalsOverlapping } from './store/projection.queries';
 import { availabilityRetentionRules } from './store/retention';
 import { startSlotsInvalidation } from './store/slots-invalidation';
@@ -29,7 +29,7 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
   const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
   ctx.onStop('calendar-sync client', () => calendarSync.close());
 
-  const slotsCache = new SlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
+  const slotsCache = new NotifiedSlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
   if (config.SLOTS_CACHE_TTL_MS > 0 && config.SLOTS_CACHE_MAX_MB > 0) {
     const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: slotsCache, logger });
     ctx.onStop('slots cache invalidation', () => invalidation.stop());

@@ -1,15 +1,16 @@
-import { SlotsCache, slotsCacheKey } from '../src/domain/slots-cache';
+import { slotsCacheKey } from '../src/domain/slots-cache';
+import { NotifiedSlotsCache } from '../src/store/notified-slots-cache';
 
 const T0 = 1_000_000;
 const key = slotsCacheKey('wsp_1', 'evt_1', '2026-06-08', '2026-06-08', 'UTC');
 
-function cache(opts: Partial<{ ttlMs: number; maxBytes: number }> = {}): SlotsCache {
-  const c = new SlotsCache({ ttlMs: 5000, maxBytes: 1000, ...opts });
+function cache(opts: Partial<{ ttlMs: number; maxBytes: number }> = {}): NotifiedSlotsCache {
+  const c = new NotifiedSlotsCache({ ttlMs: 5000, maxBytes: 1000, ...opts });
   c.enable();
   return c;
 }
 
-describe('SlotsCache', () => {
+describe('NotifiedSlotsCache', () => {
   it('keys by workspace, Event Type, dates and timezone, with no way for two keys to collide', () => {
     expect(slotsCacheKey('a', 'b', 'c', 'd', 'e')).not.toBe(slotsCacheKey('a', 'b', 'c', 'd', 'E'));
     expect(slotsCacheKey('a\u0000b', 'c', 'd', 'e', 'f')).toBe(slotsCacheKey('a', 'b\u0000c', 'd', 'e', 'f')); // ids never hold NUL
@@ -33,7 +34,7 @@ describe('SlotsCache', () => {
     const other = slotsCacheKey('wsp_1', 'evt_2', '2026-06-08', '2026-06-08', 'UTC');
     c.put(c.ticket(key, T0), 'hst_1', '[1]', Infinity, T0);
     c.put(c.ticket(other, T0), 'hst_2', '[2]', Infinity, T0);
-    c.invalidateHost('hst_1', T0);
+    c.invalidate('hst_1');
     expect(c.get(key, T0)).toBeUndefined();
     expect(c.get(other, T0)).toBe('[2]');
     c.put(c.ticket(key, T0), 'hst_1', '[1b]', Infinity, T0); // computed after the invalidation: fine
@@ -43,7 +44,7 @@ describe('SlotsCache', () => {
   it('refuses an answer whose inputs may predate an invalidation that came while it was computed', () => {
     const c = cache();
     const ticket = c.ticket(key, T0);
-    c.invalidateHost('hst_1', T0);
+    c.invalidate('hst_1');
     expect(c.put(ticket, 'hst_1', '[stale]', Infinity, T0)).toBe(false);
     const ticket2 = c.ticket(key, T0);
     c.invalidateAll();
@@ -62,7 +63,7 @@ describe('SlotsCache', () => {
     c.enable();
     expect(c.get(key, T0)).toBeUndefined();
     expect(c.put(ticket, 'hst_1', '[from before]', Infinity, T0)).toBe(false);
-    expect(new SlotsCache({ ttlMs: 0, maxBytes: 1000 }).isEnabled()).toBe(false);
+    expect(new NotifiedSlotsCache({ ttlMs: 0, maxBytes: 1000 }).isEnabled()).toBe(false);
   });
 
   it('evicts the least recently used answers beyond its byte bound, and never holds one larger than it', () => {
@@ -92,8 +93,8 @@ describe('SlotsCache', () => {
   it('forgets old host invalidations without ever reviving an answer they dropped', () => {
     const c = cache({ ttlMs: 100, maxBytes: 1_000_000 });
     const early = c.ticket(key, T0);
-    for (let i = 0; i < 2000; i++) c.invalidateHost(`hst_${i}`, T0);
-    c.put(c.ticket(key, T0 + 200), 'hst_x', '[x]', Infinity, T0 + 200); // prunes the invalidations
+    for (let i = 0; i < 2000; i++) c.invalidate(`hst_${i}`); // more than it remembers: the oldest are forgotten
+    c.put(c.ticket(key, T0 + 200), 'hst_x', '[x]', Infinity, T0 + 200);
     expect(c.get(key, T0 + 200)).toBe('[x]');
     // hst_1's invalidation is forgotten, yet the answer begun before it still cannot be stored.
     expect(c.put(early, 'hst_1', '[old]', Infinity, T0 + 200)).toBe(false);

@@ -1,7 +1,8 @@
+import { NotifiedCache, type KeptInStep } from '@sched/db';
 import type { Connection, Snapshot } from '../domain/ports';
 
 export interface StoreCacheOptions {
-  /** Most connections (and snapshots) kept; the oldest entry goes first. */
+  /** Most connections (and snapshots) kept; the least recently used go first. */
   maxEntries?: number;
   /** Most Booking ids remembered as this service's own, over all hosts; past it the memory starts over. */
   maxOwnIds?: number;
@@ -9,105 +10,79 @@ export interface StoreCacheOptions {
 
 /**
  * In-process copies of connection rows and busy snapshots, so a busy query or a calendar write does
- * not read (and parse) them from Postgres every time. Kept correct by invalidation: this process drops
- * an entry after its own writes, and every replica drops it when the database announces a change
- * (NOTIFY on commit, store/cache-invalidation.ts). It serves only while that LISTEN is in place
- * (`enable`/`disable`): changes made while nobody listened went unheard.
- *
- * A read that was in flight while an invalidation arrived is not kept: it may have seen the row from
- * before the change.
+ * not read (and parse) them from Postgres every time. Kept correct by invalidation, per connection id:
+ * this process drops a connection's copies after its own writes, and every replica drops them when the
+ * database announces a change (NOTIFY on commit, store/cache-invalidation.ts). The rules of staying in
+ * step are libs/db's NotifiedCache: serve only while that LISTEN is in place (`enable`/`disable`),
+ * never keep a read of a connection that was in flight while that connection was invalidated (it may
+ * have seen the row from before the change), cap the number of entries.
  *
  * Booking ids known to be this service's own for a host are remembered separately: a sync record is
  * never deleted and never changes host, so that fact stays true and needs no invalidation.
  */
-export class StoreCache {
-  private enabled = false;
-  /** Bumped by every invalidation: a read started before it must not be stored. */
-  private generation = 0;
-  private readonly connections = new Map<string, Connection>();
-  /** Connection id → key of `connections`. */
-  private readonly keyOfId = new Map<string, string>();
-  private readonly snapshots = new Map<string, Snapshot & { workspaceId: string }>();
+export class StoreCache implements KeptInStep {
+  /** By workspace and host; grouped by connection id, the id the database announces. */
+  private readonly connections: NotifiedCache<string, Connection>;
+  /** By connection id. */
+  private readonly snapshots: NotifiedCache<string, Snapshot & { workspaceId: string }>;
   private readonly ownIds = new Map<string, Set<string>>();
   private ownIdCount = 0;
-  private readonly maxEntries: number;
   private readonly maxOwnIds: number;
 
   constructor(opts: StoreCacheOptions = {}) {
-    this.maxEntries = opts.maxEntries ?? 5_000;
+    const maxEntries = opts.maxEntries ?? 5_000;
+    this.connections = new NotifiedCache({ maxWeight: maxEntries });
+    this.snapshots = new NotifiedCache({ maxWeight: maxEntries });
     this.maxOwnIds = opts.maxOwnIds ?? 200_000;
   }
 
   isEnabled(): boolean {
-    return this.enabled;
+    return this.connections.isEnabled();
   }
 
   /** LISTEN is in place: start (empty) serving. */
   enable(): void {
-    this.invalidateAll();
-    this.enabled = true;
+    this.connections.enable();
+    this.snapshots.enable();
   }
 
   /** LISTEN was lost: serve nothing until it is back. */
   disable(): void {
-    this.enabled = false;
-    this.invalidateAll();
+    this.connections.disable();
+    this.snapshots.disable();
   }
 
-  /** A read starts: pass the token to the matching `put…`. */
+  /** A read starts: pass the token to the matching `put…` (one token serves both kinds of copy). */
   token(): number {
-    return this.generation;
+    return this.connections.stamp();
   }
 
   getConnection(workspaceId: string, hostId: string): Connection | undefined {
-    return this.enabled ? this.connections.get(connectionKey(workspaceId, hostId)) : undefined;
+    return this.connections.get(connectionKey(workspaceId, hostId));
   }
 
   putConnection(conn: Connection, token: number): void {
-    if (!this.enabled || token !== this.generation) return;
-    const key = connectionKey(conn.workspaceId, conn.hostId);
-    if (this.connections.size >= this.maxEntries && !this.connections.has(key)) {
-      const oldest = this.connections.entries().next();
-      if (!oldest.done) {
-        this.connections.delete(oldest.value[0]);
-        this.keyOfId.delete(oldest.value[1].id);
-      }
-    }
-    this.connections.set(key, conn);
-    this.keyOfId.set(conn.id, key);
+    this.connections.put(connectionKey(conn.workspaceId, conn.hostId), conn, conn.id, token);
   }
 
   getSnapshot(conn: Pick<Connection, 'id' | 'workspaceId'>): Snapshot | undefined {
-    if (!this.enabled) return undefined;
     const s = this.snapshots.get(conn.id);
     return s && s.workspaceId === conn.workspaceId ? s : undefined;
   }
 
   putSnapshot(conn: Pick<Connection, 'workspaceId'>, snapshot: Snapshot, token: number): void {
-    if (!this.enabled || token !== this.generation) return;
-    if (this.snapshots.size >= this.maxEntries && !this.snapshots.has(snapshot.connectionId)) {
-      const oldest = this.snapshots.keys().next();
-      if (!oldest.done) this.snapshots.delete(oldest.value);
-    }
-    this.snapshots.set(snapshot.connectionId, { ...snapshot, workspaceId: conn.workspaceId });
+    this.snapshots.put(snapshot.connectionId, { ...snapshot, workspaceId: conn.workspaceId }, snapshot.connectionId, token);
   }
 
   /** The connection (and its snapshot) changed: drop both. */
   invalidate(connectionId: string): void {
-    this.generation++;
-    const key = this.keyOfId.get(connectionId);
-    if (key !== undefined) {
-      this.keyOfId.delete(connectionId);
-      this.connections.delete(key);
-    }
-    this.snapshots.delete(connectionId);
+    this.connections.invalidate(connectionId);
+    this.snapshots.invalidate(connectionId);
   }
 
   invalidateAll(): void {
-    this.generation++;
-    this.connections.clear();
-    this.keyOfId.clear();
-    this.snapshots.clear();
+    this.connections.invalidateAll();
+    this.snapshots.invalidateAll();
   }
 
   /** Of these ids, those known to be the host's own Bookings. */

@@ -45,7 +45,7 @@ describe('StoreCache', () => {
     expect(cache.getConnection('wsp_1', 'hst_cal_a')).toBeUndefined(); // starts empty again
   });
 
-  it('drops a connection and its snapshot by connection id, and never stores a read that overlapped an invalidation', () => {
+  it('drops a connection and its snapshot by connection id, and never stores a read that overlapped an invalidation of that connection', () => {
     const cache = new StoreCache();
     cache.enable();
     cache.putConnection(conn('cal_a'), cache.token());
@@ -57,11 +57,13 @@ describe('StoreCache', () => {
     expect(cache.getConnection('wsp_1', 'hst_cal_b')?.id).toBe('cal_b');
 
     const token = cache.token(); // a read starts…
-    cache.invalidate('cal_c'); // …a change is announced meanwhile…
+    cache.invalidate('cal_a'); // …a change to that connection is announced meanwhile…
     cache.putConnection(conn('cal_a'), token); // …so what it read may be older: not kept
     cache.putSnapshot(conn('cal_a'), snap('cal_a'), token);
     expect(cache.getConnection('wsp_1', 'hst_cal_a')).toBeUndefined();
     expect(cache.getSnapshot(conn('cal_a'))).toBeUndefined();
+    cache.putConnection(conn('cal_d'), token); // a change to another connection says nothing of this read
+    expect(cache.getConnection('wsp_1', 'hst_cal_d')?.id).toBe('cal_d');
 
     cache.invalidateAll();
     expect(cache.getConnection('wsp_1', 'hst_cal_b')).toBeUndefined();
