@@ -22,6 +22,15 @@ export default tseslint.config(
     },
   },
   {
+    // The booking page's browser script (bundled by esbuild into the page's one script, type checked
+    // with the DOM types by its own tsconfig.json, which projectService finds): it runs in the visitor's
+    // browser, so it imports its own modules only, never Node's or the server's.
+    files: ['services/gateway/src/booking-page/browser/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'The booking page script runs in the browser: import only its own modules (./…).' }] }],
+    },
+  },
+  {
     // Tests read JSON answers field by field; typing every response shape there adds noise, not safety.
     files: ['**/test/**/*.ts', 'tests-e2e/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

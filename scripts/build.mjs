@@ -5,10 +5,28 @@ import { build } from 'esbuild';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { require as tsxRequire } from 'tsx/cjs/api';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Optional native add-ons that the bundled packages only try to load.
 const external = ['pg-native', 'cpu-features', 'bufferutil', 'utf-8-validate'];
+
+/**
+ * The booking page's browser script is bundled here, at build time: the gateway's
+ * `booking-page/page-script.ts` bundles it with esbuild when first asked, so this build asks it once
+ * and puts in its place a module that returns the finished string. The gateway bundle then carries
+ * the script, not esbuild.
+ */
+const browserScripts = {
+  name: 'browser-scripts',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]gateway[\\/]src[\\/]booking-page[\\/]page-script\.ts$/ }, (args) => {
+      const script = tsxRequire(args.path, import.meta.url).bookingPageScript();
+      if (typeof script !== 'string') throw new Error(`${args.path}: bookingPageScript() gave no script`);
+      return { contents: `export function bookingPageScript(): string {\n  return ${JSON.stringify(script)};\n}\n`, loader: 'ts' };
+    });
+  },
+};
 
 const entries = readdirSync(join(root, 'services'))
   .filter((s) => existsSync(join(root, 'services', s, 'src/main.ts')))
@@ -28,6 +46,7 @@ await Promise.all(
       sourcemap: 'inline',
       logLevel: 'warning',
       external,
+      plugins: [browserScripts],
     }),
   ),
 );

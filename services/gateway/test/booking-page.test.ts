@@ -1,3 +1,4 @@
+import { Script } from 'node:vm';
 import { createTestDatabase, type TestDatabase } from '@sched/testing';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
 
@@ -42,10 +43,16 @@ describe('booking page assets', () => {
     const js = await fetch(`${gw.url}/book/assets/booking-page.js`);
     expect(js.status).toBe(200);
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    expect(await js.text()).toContain("'X-Invitation-Credential'");
+    const script = await js.text();
+    expect(script).toMatch(/["']X-Invitation-Credential["']/);
+    // The browser module bundled into one classic script: no module syntax, no TypeScript left.
+    expect(() => new Script(script)).not.toThrow();
+    expect(script).not.toMatch(/^\s*(import|export)\b/m);
     const css = await fetch(`${gw.url}/book/assets/booking-page.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect((await call(gw.url, 'GET', '/book/assets/secrets.txt')).status).toBe(404);
+    // Only the page's own files: not a name that every object has.
+    expect((await call(gw.url, 'GET', '/book/assets/constructor')).status).toBe(404);
   });
 
   it('answers 404 for the public page of an unknown workspace without asking the invitation service', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import { bookingPageHtml } from './page-html';
-import { BOOKING_PAGE_JS } from './page-script';
+import { bookingPageScript } from './page-script';
 import { BOOKING_PAGE_CSS } from './page-styles';
 
 export interface StaticAsset {
@@ -14,11 +14,21 @@ function asset(contentType: string, body: string): StaticAsset {
   return { contentType, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
 }
 
-/** The page's script and styles, by file name under `{base}/assets/`. */
-export const BOOKING_PAGE_ASSETS: Readonly<Record<string, StaticAsset>> = {
-  'booking-page.js': asset('text/javascript; charset=utf-8', BOOKING_PAGE_JS),
-  'booking-page.css': asset('text/css; charset=utf-8', BOOKING_PAGE_CSS),
-};
+/** Made on first use (the script is bundled then, when run from source), then kept. */
+function lazyAsset(contentType: string, body: () => string): () => StaticAsset {
+  let made: StaticAsset | undefined;
+  return () => (made ??= asset(contentType, body()));
+}
+
+const ASSETS = new Map<string, () => StaticAsset>([
+  ['booking-page.js', lazyAsset('text/javascript; charset=utf-8', bookingPageScript)],
+  ['booking-page.css', lazyAsset('text/css; charset=utf-8', () => BOOKING_PAGE_CSS)],
+]);
+
+/** The page's script and styles, by file name under `{base}/assets/`; undefined for any other name. */
+export function bookingPageAsset(file: string): StaticAsset | undefined {
+  return ASSETS.get(file)?.();
+}
 
 export function bookingPageDocument(basePath: string): StaticAsset {
   return asset('text/html; charset=utf-8', bookingPageHtml(basePath));

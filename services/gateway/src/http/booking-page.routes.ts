@@ -4,7 +4,7 @@ import { idempotencyHeader, onBehalfOf, requestContext, toUpstreamDomainError, U
 import type { Db } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import type { GatewayConfig } from '../config';
-import { BOOKING_PAGE_ASSETS, bookingPageDocument, sendAsset, setPageSecurityHeaders } from '../booking-page/booking-page.assets';
+import { bookingPageAsset, bookingPageDocument, sendAsset, setPageSecurityHeaders } from '../booking-page/booking-page.assets';
 import { decide, windowStart, type RateLimitPolicy } from '../domain/rate-limit';
 import { getWorkspaceBySlug, type AdminStore } from '../domain/workspace-admin';
 import { createAdminStore } from '../store/admin-store';
@@ -137,7 +137,7 @@ export function registerBookingPageRoutes(http: HttpApp, deps: BookingPageDeps):
   http.route('POST', `${base}/api/public/:workspace/:eventType/bookings`, { before: [limit] }, wrap(async (req, res) => forward(req, res, deps.invitation, await publicPath(req, '/bookings'), {})));
 
   http.route('GET', `${base}/assets/:file`, (req, res, next) => {
-    const a = BOOKING_PAGE_ASSETS[String(req.params.file)];
+    const a = bookingPageAsset(String(req.params.file));
     if (!a) return next(new DomainError('not_found'));
     sendAsset(res, 200, a, 'short');
   });
