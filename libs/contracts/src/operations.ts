@@ -211,11 +211,3 @@ export type PathParamNames<P extends string> = P extends `${string}:${infer Name
 export function v1OperationsOf(owner: V1Owner): V1Operation[] {
   return V1_OPERATIONS.filter((op) => op.owner === owner);
 }
-
-/** The names of a path's `:name` parameters, in order. */
-export function pathParamNames(path: string): string[] {
-  return path
-    .split('/')
-    .filter((segment) => segment.startsWith(':'))
-    .map((segment) => segment.slice(1));
-}
