@@ -66,11 +66,13 @@ function operationRoute(op: V1Operation, handle: OperationHandler<V1Operation>, 
   const querySchema = op.query ?? NO_QUERY;
   const bodySchema = op.body ?? NO_BODY;
   const bodyOptional = op.body === undefined || op.bodyRequired === false;
-  return async (req, res) => {
+  // Not async: the handler's own promise (or throw) goes to the router or the fast path as it is,
+  // which pass a rejection or a throw to the error middleware; no second promise per request.
+  return (req, res) => {
     // Without a query string or a body there is nothing to parse (the hot GETs): no work, no allocation.
     const query = customQuery ? customQuery(req) : op.query === undefined && !req.originalUrl.includes('?') ? EMPTY : parseQuery(querySchema, req);
     const body = req.body === undefined && bodyOptional ? undefined : parseBody(bodySchema, req);
-    await handle({ params: req.params, query, body: op.body === undefined ? undefined : body } as OperationInput<V1Operation>, req, res);
+    return handle({ params: req.params, query, body: op.body === undefined ? undefined : body } as OperationInput<V1Operation>, req, res);
   };
 }
 
