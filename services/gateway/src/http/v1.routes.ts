@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { V1_OPERATIONS } from '@sched/contracts';
+import { V1_OPERATIONS, V1_OWNERS, type V1Owner } from '@sched/contracts';
 import { inputGuard, type FastRoute, type ForwardClient, type HttpApp, type HttpMethod } from '@sched/http';
 import type { Upstream } from '../domain/route-table';
 import { scopeCheck } from './api-key-auth.middleware';
@@ -19,9 +19,8 @@ export interface V1Route {
  * in contracts is routed here as it is.
  */
 export function v1Routes(upstreams: Record<Upstream, ForwardClient>): V1Route[] {
-  const forwards = new Map<Upstream, RequestHandler>();
-  const forwardOf = (owner: Upstream) => forwards.get(owner) ?? forwards.set(owner, forwardTo(upstreams[owner])).get(owner)!;
-  return V1_OPERATIONS.map((op) => ({ method: op.method, pattern: op.path, scopeCheck: scopeCheck(op.scope), forward: forwardOf(op.owner) }));
+  const forwards = Object.fromEntries(V1_OWNERS.map((owner) => [owner, forwardTo(upstreams[owner])])) as Record<V1Owner, RequestHandler>;
+  return V1_OPERATIONS.map((op) => ({ method: op.method, pattern: op.path, scopeCheck: scopeCheck(op.scope), forward: forwards[op.owner] }));
 }
 
 /** Scope check (403) before the body is read, then the owning service answers. */
