@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES, V1_OPERATIONS, webhookBodySchema } from '../src';
+import { SCOPES, V1_OPERATIONS, V1_OWNERS, webhookBodySchema } from '../src';
 
 /** Requests are parsed (they may turn strings into Dates); everything else is sent as is. */
 function isRequest(id: string): boolean {
@@ -41,5 +41,11 @@ describe('v1 operations table', () => {
     expect(new Set(V1_OPERATIONS.map((o) => `${o.method} ${o.path}`)).size).toBe(13);
     expect(new Set(V1_OPERATIONS.map((o) => o.scope))).toEqual(new Set(SCOPES));
     expect(V1_OPERATIONS.filter((o) => o.status === 201).map((o) => o.operationId).sort()).toEqual(['createBooking', 'createBookingInvitation']);
+  });
+
+  it('names an owner for every operation, every owner owns one, ids are unique, and every POST is idempotent', () => {
+    expect(new Set(V1_OPERATIONS.map((o) => o.owner))).toEqual(new Set(V1_OWNERS));
+    expect(new Set(V1_OPERATIONS.map((o) => o.operationId)).size).toBe(V1_OPERATIONS.length);
+    for (const op of V1_OPERATIONS) expect([op.operationId, op.idempotent]).toEqual([op.operationId, op.method === 'POST']);
   });
 });

@@ -34,6 +34,15 @@ export { BODY_LIMIT_BYTES } from './json-body.middleware';
 export { inputGuard } from './input-guard.middleware';
 export { fastPath, type FastRoute, type FastStep } from './fast-path';
 export {
+  registerOperations,
+  checkOperationHandlers,
+  operationAccess,
+  type OperationHandler,
+  type OperationHandlers,
+  type OperationInput,
+  type RegisterOperationsOptions,
+} from './operations';
+export {
   createInternalClient,
   toUpstreamDomainError,
   UpstreamError,

@@ -111,12 +111,12 @@ function operationObject(op: V1Operation, components: SchemaComponents, shared: 
   if (!docs) throw new Error(`openapi: no documentation for ${op.operationId}`);
   const { params } = openApiPath(op.path);
   const mutating = op.method === 'POST';
-  const o: ResponseOptions = { rateLimited: true, idempotent: mutating };
+  const o: ResponseOptions = { rateLimited: true, idempotent: op.idempotent };
 
   const parameters: JsonSchema[] = [
     ...params.map((name) => ({ name, in: 'path', required: true, description: PATH_PARAMS[name] ?? name, schema: { type: 'string', minLength: 1 } })),
     ...queryParameters(op, components),
-    ...(mutating ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ...(op.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
     { $ref: '#/components/parameters/RequestId' },
   ];
 
@@ -138,7 +138,7 @@ function operationObject(op: V1Operation, components: SchemaComponents, shared: 
     };
   }
   const errors = errorCodesByStatus({
-    mutating,
+    mutating: op.idempotent,
     hasResourceId: params.length > 0,
     acceptsBody: mutating || op.body !== undefined,
     conflicts: docs.conflicts,

@@ -1,19 +1,7 @@
-import { V1_ROUTES } from '../src/domain/route-table';
 import { authenticate, requireScope, type KeyRecord } from '../src/domain/authorize';
 import { decide, windowStart } from '../src/domain/rate-limit';
 import { TtlCache } from '../src/domain/key-cache';
 import { DomainError } from '@sched/contracts';
-
-describe('the v1 route table', () => {
-  it('covers the 13 endpoints of api-v1.md with their owners', () => {
-    const count = V1_ROUTES.reduce((n, r) => n + Object.keys(r.methods).length, 0);
-    expect(count).toBe(13);
-    const route = (pattern: string) => V1_ROUTES.find((r) => r.pattern === pattern);
-    expect(route('/v1/bookings/:id/reschedule')).toMatchObject({ methods: { POST: 'bookings:write' }, upstream: 'booking' });
-    expect(route('/v1/event-types/:id/slots')).toMatchObject({ methods: { GET: 'slots:read' }, upstream: 'availability' });
-    expect(route('/v1/bookings')?.methods).toEqual({ GET: 'bookings:read', POST: 'bookings:write' });
-  });
-});
 
 describe('authorization', () => {
   const base: KeyRecord = { id: 'key_1', workspaceId: 'wsp_1', scopes: ['bookings:read'], expiresAt: null, revokedAt: null, rateLimit: null };

@@ -228,6 +228,19 @@ describe('read, revoke and reissue', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([{ field: 'reason', issue: 'unknown_field' }]);
   });
+
+  it('refuses a query parameter where the operation takes none (decisions.md §1), changing nothing', async () => {
+    const inv = (await create()).body.data;
+    for (const [method, path] of [
+      ['GET', `/v1/booking-invitations/${inv.id}?expand=url`],
+      ['POST', `/v1/booking-invitations/${inv.id}/revoke?force=1`],
+      ['POST', `/v1/booking-invitations/${inv.id}/reissue?force=1`],
+    ] as const) {
+      const res = await v1(method, path);
+      expect([path, res.status, res.body.error.details]).toEqual([path, 400, [{ field: path.split('?')[1]!.split('=')[0], issue: 'unknown_field' }]]);
+    }
+    expect((await v1('GET', `/v1/booking-invitations/${inv.id}`)).body.data.status).toBe('active');
+  });
 });
 
 describe('list (GET /v1/booking-invitations)', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SCOPES } from '@sched/contracts';
+import { SCOPES, V1_OPERATIONS } from '@sched/contracts';
 import type { AccessTable, OnBehalfOf } from '@sched/http';
 import { internalAuthorization } from '@sched/testing';
 import { AVAILABILITY_ACCESS } from '../../../services/availability/src/http/access';
@@ -76,6 +76,13 @@ const who = (p: Probe, workspaceId: string | undefined = p.hasWorkspace ? WS : u
 it('covers every route of every service behind the gateway', () => {
   expect(probes.length).toBeGreaterThan(50);
   expect(new Set(probes.map((p) => p.service))).toEqual(new Set(Object.keys(TABLES)));
+});
+
+it('has every v1 operation of the contracts table as a route of its owner, for the gateway with the operation scope', () => {
+  // A service whose access table has a row without a route does not start, so a row is a route.
+  for (const op of V1_OPERATIONS) {
+    expect([op.operationId, TABLES[op.owner]?.[`${op.method} ${op.path}`]]).toEqual([op.operationId, expect.objectContaining({ callers: expect.arrayContaining(['gateway']), scope: op.scope })]);
+  }
 });
 
 it('answers 401 with the envelope to every route without a credential, even with forged context headers', async () => {

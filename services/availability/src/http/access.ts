@@ -1,13 +1,12 @@
-import { apiKeyWith, calledBy, OPERATOR_ONLY, type AccessTable } from '@sched/http';
+import { calledBy, operationAccess, OPERATOR_ONLY, type AccessTable } from '@sched/http';
 
 const ADMIN = '/admin/v1/workspaces/:ws';
 
 /** Who may call each route of availability (docs/security.md, "Who may call what"). */
 export const AVAILABILITY_ACCESS: AccessTable = {
-  'GET /v1/event-types': apiKeyWith('event_types:read'),
-  'GET /v1/event-types/:eventType': apiKeyWith('event_types:read'),
-  // Also the invitation service, for the booking page's visitors.
-  'GET /v1/event-types/:eventType/slots': { callers: ['gateway', 'invitation'], principals: ['api_key', 'booking_page'], scope: 'slots:read' },
+  // The v1 operations it owns, for an API key with the operation's scope (libs/contracts V1_OPERATIONS);
+  // Slots also for the invitation service, for the booking page's visitors.
+  ...operationAccess('availability', { listSlots: { callers: ['gateway', 'invitation'], principals: ['api_key', 'booking_page'] } }),
   'POST /internal/v1/workspaces/:ws/slot-check': calledBy(['booking'], ['api_key', 'booking_page']),
   'GET /internal/v1/workspaces/:ws/hosts/:host': calledBy(['calendar-sync']),
   'GET /internal/v1/workspaces/:ws/event-types/by-slug/:slug': calledBy(['invitation'], ['booking_page']),

@@ -1,54 +1,41 @@
-import type { Request, Response } from 'express';
-import { z } from 'zod';
-import {
-  combineEventTypesListParams,
-  DomainError,
-  listEventTypesBodySchema,
-  listEventTypesQuerySchema,
-  listSlotsQuerySchema,
-  type ListSlotsQuery,
-} from '@sched/contracts';
-import { fastPath, inputGuard, parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type HttpApp } from '@sched/http';
+import type { Request } from 'express';
+import { combineEventTypesListParams, DomainError, listSlotsQuerySchema, type ListSlotsQuery } from '@sched/contracts';
+import { parseQuery, registerOperations, requireWorkspace, sendData, sendDataJson, type HttpApp, type OperationHandlers } from '@sched/http';
 import { listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
-import { nextCursor, noBodySchema, pageOf, type RouteDeps } from './deps';
+import { nextCursor, pageOf, type RouteDeps } from './deps';
 import { eventTypeOut } from './presenters';
 
 const LIST = 'v1:event-types';
-const noQuery = z.strictObject({});
-const SLOTS = '/v1/event-types/:eventType/slots';
+
+/** The handlers of the public v1 operations this service owns (libs/contracts V1_OPERATIONS, owner availability). */
+export function v1Handlers(deps: RouteDeps): OperationHandlers<'availability'> {
+  return {
+    async listEventTypes({ query, body }, req, res) {
+      const ws = requireWorkspace(req);
+      const combined = combineEventTypesListParams(query, body);
+      if (!combined.ok) throw new DomainError('invalid_request', { details: combined.details });
+      const page = await eventTypes.listEventTypes(deps.eventTypes, ws, pageOf(deps.cursors, LIST, ws, combined.value));
+      sendData(res, 200, page.items.map(eventTypeOut), { next_cursor: nextCursor(deps.cursors, LIST, ws, page.next) });
+    },
+
+    async getEventType({ params }, req, res) {
+      sendData(res, 200, eventTypeOut(await eventTypes.getEventType(deps.eventTypes, requireWorkspace(req), params.eventType)));
+    },
+
+    async listSlots({ params, query }, req, res) {
+      sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, requireWorkspace(req), params.eventType, query, deps.now()));
+    },
+  };
+}
 
 /** The public v1 endpoints this service owns (api-v1.md), behind the gateway's auth and scopes. */
 export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
   const queries = new SlotsQueries(1000);
-  const slots = async (req: Request, res: Response) => {
-    const ws = requireWorkspace(req);
-    const query = queries.of(req);
-    parseBody(noBodySchema, req);
-    sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
-  };
   // Slots is the hot path: its plain GETs skip the router and run the route's own handlers (libs/http
-  // fast-path.ts). Installed before the v1 routes; none registered before Slots matches its paths.
-  http.app.use(fastPath([{ pattern: SLOTS, steps: [...http.guard('GET', SLOTS), inputGuard, slots] }]));
-
-  http.route('GET', '/v1/event-types', async (req, res) => {
-    const ws = requireWorkspace(req);
-    const query = parseQuery(listEventTypesQuerySchema, req);
-    const body = req.body === undefined ? undefined : parseBody(listEventTypesBodySchema, req);
-    const combined = combineEventTypesListParams(query, body);
-    if (!combined.ok) throw new DomainError('invalid_request', { details: combined.details });
-    const page = await eventTypes.listEventTypes(deps.eventTypes, ws, pageOf(deps.cursors, LIST, ws, combined.value));
-    sendData(res, 200, page.items.map(eventTypeOut), { next_cursor: nextCursor(deps.cursors, LIST, ws, page.next) });
-  });
-
-  http.route('GET', '/v1/event-types/:eventType', async (req, res) => {
-    const ws = requireWorkspace(req);
-    parseQuery(noQuery, req);
-    parseBody(noBodySchema, req);
-    sendData(res, 200, eventTypeOut(await eventTypes.getEventType(deps.eventTypes, ws, String(req.params.eventType))));
-  });
-
-  http.route('GET', SLOTS, slots);
+  // fast-path.ts), and its queries are parsed once per distinct query string. Registered before any
+  // other route of this service.
+  registerOperations(http, 'availability', v1Handlers(deps), { fast: ['listSlots'], parseQuery: { listSlots: (req) => queries.of(req) } });
 }
 
 /**

@@ -1,6 +1,10 @@
-import { SEALING_SERVICES, type Scope } from '@sched/contracts';
+import { SEALING_SERVICES, type Scope, type V1Owner } from '@sched/contracts';
 
-export type Upstream = 'booking' | 'availability' | 'invitation' | 'calendar-sync' | 'webhook-dispatch';
+/**
+ * The services the gateway forwards to. The public v1 operations are routed from libs/contracts
+ * V1_OPERATIONS (each names its owner, v1.routes.ts); the admin paths from the table below.
+ */
+export type Upstream = V1Owner | 'calendar-sync' | 'webhook-dispatch';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteDef<S = Scope | null> {
@@ -8,21 +12,6 @@ export interface RouteDef<S = Scope | null> {
   methods: Partial<Record<Method, S>>;
   upstream: Upstream;
 }
-
-/** Every public v1 path (api-v1.md Endpoints), the scope each method needs (decisions.md §3) and its owner. */
-export const V1_ROUTES: RouteDef<Scope>[] = [
-  { pattern: '/v1/booking-invitations', methods: { GET: 'booking_invitations:read', POST: 'booking_invitations:write' }, upstream: 'invitation' },
-  { pattern: '/v1/booking-invitations/:id', methods: { GET: 'booking_invitations:read' }, upstream: 'invitation' },
-  { pattern: '/v1/booking-invitations/:id/revoke', methods: { POST: 'booking_invitations:write' }, upstream: 'invitation' },
-  { pattern: '/v1/booking-invitations/:id/reissue', methods: { POST: 'booking_invitations:write' }, upstream: 'invitation' },
-  { pattern: '/v1/bookings', methods: { GET: 'bookings:read', POST: 'bookings:write' }, upstream: 'booking' },
-  { pattern: '/v1/bookings/:id', methods: { GET: 'bookings:read' }, upstream: 'booking' },
-  { pattern: '/v1/bookings/:id/cancel', methods: { POST: 'bookings:write' }, upstream: 'booking' },
-  { pattern: '/v1/bookings/:id/reschedule', methods: { POST: 'bookings:write' }, upstream: 'booking' },
-  { pattern: '/v1/event-types', methods: { GET: 'event_types:read' }, upstream: 'availability' },
-  { pattern: '/v1/event-types/:id', methods: { GET: 'event_types:read' }, upstream: 'availability' },
-  { pattern: '/v1/event-types/:id/slots', methods: { GET: 'slots:read' }, upstream: 'availability' },
-];
 
 /** Workspace admin paths the gateway forwards to the service that owns them (decisions.md §13). */
 export const ADMIN_FORWARDED_ROUTES: RouteDef<null>[] = [

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
+import { V1_OPERATIONS, V1_OWNERS, type V1Owner } from '@sched/contracts';
 import { inputGuard, type FastRoute, type ForwardClient, type HttpApp, type HttpMethod } from '@sched/http';
-import { V1_ROUTES, type Upstream } from '../domain/route-table';
+import type { Upstream } from '../domain/route-table';
 import { scopeCheck } from './api-key-auth.middleware';
 import { forwardTo } from './forward';
 
@@ -12,16 +13,14 @@ export interface V1Route {
   forward: RequestHandler;
 }
 
-/** Every v1 path of api-v1.md with the scope each method needs (route-table.ts), in registration order. */
+/**
+ * Every v1 operation of libs/contracts V1_OPERATIONS (api-v1.md), in table order: the scope it needs
+ * and the service that owns it, where the request is forwarded. No table of its own: a new operation
+ * in contracts is routed here as it is.
+ */
 export function v1Routes(upstreams: Record<Upstream, ForwardClient>): V1Route[] {
-  const out: V1Route[] = [];
-  for (const route of V1_ROUTES) {
-    const forward = forwardTo(upstreams[route.upstream]);
-    for (const [method, scope] of Object.entries(route.methods)) {
-      out.push({ method: method as HttpMethod, pattern: route.pattern, scopeCheck: scopeCheck(scope), forward });
-    }
-  }
-  return out;
+  const forwards = Object.fromEntries(V1_OWNERS.map((owner) => [owner, forwardTo(upstreams[owner])])) as Record<V1Owner, RequestHandler>;
+  return V1_OPERATIONS.map((op) => ({ method: op.method, pattern: op.path, scopeCheck: scopeCheck(op.scope), forward: forwards[op.owner] }));
 }
 
 /** Scope check (403) before the body is read, then the owning service answers. */

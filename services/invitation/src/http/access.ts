@@ -1,15 +1,12 @@
-import { apiKeyWith, calledBy, OPERATOR_ONLY, type AccessTable } from '@sched/http';
+import { calledBy, operationAccess, OPERATOR_ONLY, type AccessTable } from '@sched/http';
 
 const PUBLIC_PAGE = '/internal/v1/workspaces/:ws/page/event-types/:slug';
 const visitors = calledBy(['gateway'], ['booking_page']);
 
 /** Who may call each route of invitation (docs/security.md, "Who may call what"). */
 export const INVITATION_ACCESS: AccessTable = {
-  'POST /v1/booking-invitations': apiKeyWith('booking_invitations:write'),
-  'GET /v1/booking-invitations': apiKeyWith('booking_invitations:read'),
-  'GET /v1/booking-invitations/:id': apiKeyWith('booking_invitations:read'),
-  'POST /v1/booking-invitations/:id/revoke': apiKeyWith('booking_invitations:write'),
-  'POST /v1/booking-invitations/:id/reissue': apiKeyWith('booking_invitations:write'),
+  // The v1 operations it owns, for an API key with the operation's scope (libs/contracts V1_OPERATIONS).
+  ...operationAccess('invitation'),
   // The hosted booking page's backend: the gateway, for a visitor.
   'GET /internal/v1/page/invitation': visitors,
   'GET /internal/v1/page/invitation/slots': visitors,

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
-import { createBookingInvitationBodySchema, DEFAULT_LIST_LIMIT, DomainError, listBookingInvitationsQuerySchema } from '@sched/contracts';
+import { DEFAULT_LIST_LIMIT, DomainError } from '@sched/contracts';
 import { parseIdempotencyKey, requestFingerprint, runIdempotent, type ResponseSealer, type StoredResponse } from '@sched/idempotency';
-import { parseBody, parseParams, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { registerOperations, requestContext, requireWorkspace, sendData, type HttpApp, type OperationHandlers } from '@sched/http';
 import type { CursorCodec } from '@sched/pagination';
 import type { Db, DbTx } from '@sched/db';
 import * as manage from '../domain/manage-invitations';
@@ -20,9 +19,6 @@ export interface InvitationRouteDeps {
   now(): Date;
 }
 
-const idParams = z.object({ id: z.string() });
-/** Revoke and reissue have no body (api-v1.md); `{}` is tolerated, any field is unknown. */
-const noBody = z.strictObject({}).optional();
 const LIST_ENDPOINT = 'GET /v1/booking-invitations';
 
 /**
@@ -55,60 +51,61 @@ async function idempotentPost(
 
 const envelope = (data: unknown, requestId: string) => ({ data, meta: { request_id: requestId } });
 
+/** The handlers of the five Booking Invitation operations of api-v1.md (libs/contracts V1_OPERATIONS, owner invitation). */
+export function invitationHandlers(deps: InvitationRouteDeps): OperationHandlers<'invitation'> {
+  return {
+    async createBookingInvitation({ body }, req, res) {
+      const workspaceId = requireWorkspace(req);
+      await idempotentPost(req, res, deps, { sealed: true }, async (tx, requestId) => {
+        const now = deps.now();
+        const { invitation, url } = await manage.createInvitation({ store: deps.storeFor(tx), eventTypes: deps.eventTypes, bookingPageUrl: deps.bookingPageUrl }, workspaceId, body, now);
+        return { status: 201, body: envelope(invitationWithUrlOut(invitation, url, now), requestId) };
+      });
+    },
+
+    async listBookingInvitations({ query: q }, req, res) {
+      const workspaceId = requireWorkspace(req);
+      const filters = { status: q.status, event_type_id: q.event_type_id };
+      const after = q.cursor ? fromPosition(deps.cursors.decode(LIST_ENDPOINT, filters, q.cursor)) : undefined;
+      const now = deps.now();
+      const page = await manage.listInvitations(
+        deps.storeFor(deps.db),
+        workspaceId,
+        { status: q.status, eventTypeId: q.event_type_id, after, limit: q.limit ?? DEFAULT_LIST_LIMIT },
+        now,
+      );
+      const next = page.next ? deps.cursors.encode(LIST_ENDPOINT, filters, [page.next.createdAt.toISOString(), page.next.id]) : null;
+      sendData(res, 200, page.items.map((inv) => invitationOut(inv, now)), { next_cursor: next });
+    },
+
+    async getBookingInvitation({ params }, req, res) {
+      const inv = await manage.getInvitation(deps.storeFor(deps.db), requireWorkspace(req), params.bookingInvitation);
+      sendData(res, 200, invitationOut(inv, deps.now()));
+    },
+
+    async revokeBookingInvitation({ params }, req, res) {
+      const workspaceId = requireWorkspace(req);
+      await idempotentPost(req, res, deps, { sealed: false }, async (tx, requestId) => {
+        const now = deps.now();
+        const inv = await manage.revokeInvitation(deps.storeFor(tx), workspaceId, params.bookingInvitation, now);
+        return { status: 200, body: envelope(invitationOut(inv, now), requestId) };
+      });
+    },
+
+    async reissueBookingInvitation({ params }, req, res) {
+      const workspaceId = requireWorkspace(req);
+      await idempotentPost(req, res, deps, { sealed: true }, async (tx, requestId) => {
+        const now = deps.now();
+        const { invitation, url } = await manage.reissueInvitation({ store: deps.storeFor(tx), bookingPageUrl: deps.bookingPageUrl }, workspaceId, params.bookingInvitation, now);
+        return { status: 200, body: envelope(invitationWithUrlOut(invitation, url, now), requestId) };
+      });
+    },
+  };
+}
+
 /** The five Booking Invitation endpoints of api-v1.md, behind the gateway (x-workspace-id). */
 export function registerInvitationRoutes(http: HttpApp, deps: InvitationRouteDeps): void {
-  http.route('POST', '/v1/booking-invitations', async (req, res) => {
-    requireWorkspace(req);
-    const body = parseBody(createBookingInvitationBodySchema, req);
-    await idempotentPost(req, res, deps, { sealed: true }, async (tx, requestId) => {
-      const now = deps.now();
-      const { invitation, url } = await manage.createInvitation({ store: deps.storeFor(tx), eventTypes: deps.eventTypes, bookingPageUrl: deps.bookingPageUrl }, requireWorkspace(req), body, now);
-      return { status: 201, body: envelope(invitationWithUrlOut(invitation, url, now), requestId) };
-    });
-  });
-
-  http.route('GET', '/v1/booking-invitations', async (req, res) => {
-    const workspaceId = requireWorkspace(req);
-    const q = parseQuery(listBookingInvitationsQuerySchema, req);
-    const filters = { status: q.status, event_type_id: q.event_type_id };
-    const after = q.cursor ? fromPosition(deps.cursors.decode(LIST_ENDPOINT, filters, q.cursor)) : undefined;
-    const now = deps.now();
-    const page = await manage.listInvitations(
-      deps.storeFor(deps.db),
-      workspaceId,
-      { status: q.status, eventTypeId: q.event_type_id, after, limit: q.limit ?? DEFAULT_LIST_LIMIT },
-      now,
-    );
-    const next = page.next ? deps.cursors.encode(LIST_ENDPOINT, filters, [page.next.createdAt.toISOString(), page.next.id]) : null;
-    sendData(res, 200, page.items.map((inv) => invitationOut(inv, now)), { next_cursor: next });
-  });
-
-  http.route('GET', '/v1/booking-invitations/:id', async (req, res) => {
-    const workspaceId = requireWorkspace(req);
-    const { id } = parseParams(idParams, req);
-    const inv = await manage.getInvitation(deps.storeFor(deps.db), workspaceId, id);
-    sendData(res, 200, invitationOut(inv, deps.now()));
-  });
-
-  http.route('POST', '/v1/booking-invitations/:id/revoke', async (req, res) => {
-    const { id } = parseParams(idParams, req);
-    parseBody(noBody, req);
-    await idempotentPost(req, res, deps, { sealed: false }, async (tx, requestId) => {
-      const now = deps.now();
-      const inv = await manage.revokeInvitation(deps.storeFor(tx), requireWorkspace(req), id, now);
-      return { status: 200, body: envelope(invitationOut(inv, now), requestId) };
-    });
-  });
-
-  http.route('POST', '/v1/booking-invitations/:id/reissue', async (req, res) => {
-    const { id } = parseParams(idParams, req);
-    parseBody(noBody, req);
-    await idempotentPost(req, res, deps, { sealed: true }, async (tx, requestId) => {
-      const now = deps.now();
-      const { invitation, url } = await manage.reissueInvitation({ store: deps.storeFor(tx), bookingPageUrl: deps.bookingPageUrl }, requireWorkspace(req), id, now);
-      return { status: 200, body: envelope(invitationWithUrlOut(invitation, url, now), requestId) };
-    });
-  });
+  registerOperations(http, 'invitation', invitationHandlers(deps));
 }
 
 /** A verified cursor's position; its shape was made by this service, so a mismatch is a bad cursor. */
