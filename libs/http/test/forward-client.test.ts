@@ -157,6 +157,11 @@ describe('forward client', () => {
   beforeAll(async () => {
     upstream = await startUpstream();
     client = createForwardClient({ baseUrl: upstream.baseUrl, service: 'booking', timeoutMs: 300, retries: 1 });
+    // The first connection in a process compiles undici's HTTP parser (WebAssembly), which on a
+    // loaded machine alone can take longer than the 300 ms bound the timeout tests need.
+    const warm = createForwardClient({ baseUrl: upstream.baseUrl, timeoutMs: 10_000 });
+    await warm.request('GET', '/warm-up');
+    warm.close();
   });
   afterAll(async () => {
     client.close();
