@@ -12,6 +12,7 @@ const MAX_REDIRECTS = 5;
  * these once (any method: CalDAV's PROPFIND and REPORT too), at once, on a new connection.
  */
 const STALE_SOCKET = ['ECONNRESET', 'EPIPE', 'ECONNABORTED'];
+const RETRY_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'POST', 'PATCH', 'PROPFIND', 'REPORT', 'MKCALENDAR'];
 /** Idle pooled sockets close after this, before servers commonly close them. */
 const IDLE_SOCKET_MS = 30_000;
 
@@ -73,7 +74,8 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
       responseType: 'buffer',
       followRedirect: init.redirect !== 'manual' && init.redirect !== 'error',
       maxRedirects: MAX_REDIRECTS,
-      retry: { limit: 1, methods: ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'POST', 'PATCH', 'PROPFIND', 'REPORT', 'MKCALENDAR'] as never, statusCodes: [], errorCodes: STALE_SOCKET, calculateDelay: ({ computedValue }) => (computedValue === 0 ? 0 : 1) },
+      // got's Method type knows no WebDAV methods, hence the cast; a delay of 0 would mean "no retry".
+      retry: { limit: 1, methods: RETRY_METHODS as never, statusCodes: [], errorCodes: STALE_SOCKET, calculateDelay: ({ computedValue }) => (computedValue === 0 ? 0 : 1) },
       hooks: {
         beforeRedirect: [
           (options, response) => {
