@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorDetail } from '@sched/contracts';
+import { parseRetryAfter, type ErrorDetail } from '@sched/contracts';
 import { ApiError, NetworkError } from './errors';
 import type { RequestOptions } from './types';
 import { CLIENT_VERSION } from './version';
@@ -52,14 +52,6 @@ function queryString(query: Record<string, QueryValue> | undefined): string {
   }
   const s = params.toString();
   return s ? `?${s}` : '';
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function isErrorEnvelope(body: unknown): body is { error: { code: string; message: string; details?: ErrorDetail[] }; meta?: { request_id?: string } } {
@@ -134,7 +126,7 @@ export class Transport {
       }
       if (res.ok && parsed !== undefined) return parsed as T;
 
-      const retryAfter = retryAfterMs(res.headers.get('retry-after'));
+      const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
       if (RETRYABLE_STATUSES.has(res.status) && canRetry) {
         const wait = retryAfter ?? this.backoffMs(attempt - 1);
         // A server asking for a longer pause than we are willing to wait gets its error back now.

@@ -7,6 +7,7 @@ export * from './metadata';
 export * from './scopes';
 export * from './pagination';
 export * from './headers';
+export * from './retry-after';
 export * from './envelopes';
 export * from './resources/values';
 export * from './resources/booking';

@@ -1,32 +1,30 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
 import { currentContext } from '@sched/logger';
 import { INTERNAL_CREDENTIAL_HEADER, type CredentialSigner, type OnBehalfOf } from './internal-credential';
 import { onBehalfOf } from './request-context';
 import { UpstreamError } from './upstream-error';
 
 /**
- * The gateway's forwarding hop (a routed request passed to its owning service, the answer passed back),
- * on node:http with a keep-alive Agent.
- *
- * Why not got, which service-to-service calls used before: on the gateway's hop, the hottest path of
- * the system, got's per-request option normalisation, stream plumbing and hooks cost more CPU than the
- * whole rest of the gateway's work on a request (measured on the 2-core VM). This client does only
- * what those calls need and keeps got 11's observable behaviour (test/support/got-reference.ts is the
- * reference the tests compare the bytes on the wire with); the internal client is built on it:
- * - URL: base URL + path joined and normalised by WHATWG URL, like got's `prefixUrl`;
- * - headers: `user-agent: sched-internal`, x-request-id of the current context unless given, the
- *   caller's headers, content-length for a body. No `accept-encoding`: got asked for gzip and undid
- *   it; not asking gives the same bytes (no service compresses);
- * - a body on GET is sent (GET /v1/event-types may carry one); a body on HEAD is refused, as got did;
+ * The gateway's forwarding hop (a routed request passed to its owning service, the answer passed back)
+ * and the base of every service-to-service call (internal-client.ts), on undici: Node's own HTTP/1.1
+ * client, one keep-alive `Pool` per upstream origin. got, the design's client for calls that leave the
+ * system, measured too slow for this hop (decisions.md, "Build and dependencies").
+ * What this file adds to undici is our rules for the hop:
+ * - URL: base URL + path joined and normalised by WHATWG URL (got's `prefixUrl`, which callers knew);
+ * - headers: `user-agent: sched-internal`, the caller's headers, x-request-id (set once: the credential's
+ *   request id when signing, else the given one, else the current context's), content-length for a
+ *   body. No `accept-encoding`: no service compresses;
+ * - a body on GET is sent (GET /v1/event-types may carry one); a body on HEAD is refused;
  * - statuses are returned, never retried or thrown; the body comes back as the bytes received;
  * - `timeoutMs` bounds each attempt from request to the last body byte → kind `timeout`; any other
  *   transport failure (refused, reset, not HTTP) → kind `unreachable`;
- * - retries (got's rule): after a connection fault or a timeout, for GET/PUT/HEAD/DELETE/OPTIONS/TRACE
- *   only (never POST or PATCH), waiting 100 ms × attempt; faults that are not connection faults
- *   (a malformed answer, an invalid header) are not retried. `retryTimeouts: false` (the gateway's
- *   hop) retries connection faults only: a timed-out attempt already spent the caller's whole bound;
- * - redirects are not followed (got would; no service answers 3xx);
+ * - retries (got 11's rule, which the services were built on): after a connection fault or a timeout,
+ *   for GET/PUT/HEAD/DELETE/OPTIONS/TRACE only (never POST or PATCH), waiting 100 ms × attempt;
+ *   faults that are not connection faults (a malformed answer, an invalid header) are not retried.
+ *   `retryTimeouts: false` (the gateway's hop) retries connection faults only: a timed-out attempt
+ *   already spent the caller's whole bound;
+ * - redirects are not followed (no service answers 3xx);
  * - with a `signer`, each request carries a fresh internal credential for `service` (the audience)
  *   on behalf of `onBehalf`, or of the request being handled (onBehalfOf), or of the service itself.
  */
@@ -46,6 +44,8 @@ export interface ForwardClientOptions {
   retryTimeouts?: boolean;
   /** Signs the internal credential each request carries (every call to a service behind the gateway). */
   signer?: CredentialSigner;
+  /** How long a pooled socket may stay idle before the client closes it; default IDLE_SOCKET_MS. */
+  idleTimeoutMs?: number;
 }
 
 export interface ForwardRequestOptions {
@@ -59,7 +59,8 @@ export interface ForwardRequestOptions {
 
 export interface ForwardResponse {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  /** Lower-case names; a header sent twice is joined with ", " (set-cookie stays a list), as node:http reads it. */
+  headers: IncomingHttpHeaders;
   /** The answer's bytes, unparsed. */
   body: Buffer;
 }
@@ -71,9 +72,21 @@ export interface ForwardClient {
   close(): void;
 }
 
-/** got's default retry methods and error codes (got 11), which the internal client uses too. */
+/**
+ * Idle pooled sockets close after 30 s, before the services' server side (keepAliveTimeout 65 s)
+ * would, so a request never goes out on a socket the server is closing (the reset race behind
+ * occasional 502s). undici would otherwise follow the server's `Keep-Alive: timeout=65` hint.
+ */
+export const IDLE_SOCKET_MS = 30_000;
+
+/** got's default retry methods (got 11), which the internal client uses too. */
 const RETRY_METHODS = new Set(['GET', 'PUT', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE']);
-const RETRY_CODES = new Set(['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * Connection faults: got 11's error codes, and undici's for a socket closed under a request or its
+ * answer (UND_ERR_SOCKET, "other side closed"). A reply that is not HTTP (HPE_*), a header undici
+ * refuses to send (UND_ERR_INVALID_ARG) and the like are not.
+ */
+const RETRY_CODES = new Set(['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
 
 /** One failed attempt: what the caller gets, and whether got's rule would try again. */
 class AttemptFailure {
@@ -90,6 +103,15 @@ function errorCode(err: unknown): string | undefined {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** undici's answer headers in node:http's shape, which callers (and res.setHeader) read. */
+function nodeHeaders(headers: Record<string, string | string[] | undefined>): IncomingHttpHeaders {
+  for (const name in headers) {
+    const value = headers[name];
+    if (Array.isArray(value) && name !== 'set-cookie') headers[name] = value.join(', ');
+  }
+  return headers as IncomingHttpHeaders;
+}
+
 export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const base = new URL(opts.baseUrl);
   const service = opts.service ?? base.host;
@@ -98,25 +120,22 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const retries = opts.retries ?? 0;
   const retryTimeouts = opts.retryTimeouts ?? true;
-  // Idle pooled sockets close after 30 s, before the server side (65 s) would, so a request never
-  // goes out on a socket the server is closing (the reset race behind occasional 502s).
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`forward client: unsupported protocol ${base.protocol}`);
-  const transport = base.protocol === 'https:' ? https : http;
-  const agent = new transport.Agent({ keepAlive: true, timeout: 30_000 });
-  const hostname = base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname;
-  const port = base.port === '' ? undefined : Number(base.port);
+  const idle = opts.idleTimeoutMs ?? IDLE_SOCKET_MS;
+  const pool = new Pool(base.origin, { keepAliveTimeout: idle, keepAliveMaxTimeout: idle });
 
-  function attempt(method: string, target: string, headers: Record<string, string>, body: Buffer | string | undefined): Promise<ForwardResponse> {
+  /**
+   * One attempt, on undici's dispatch API (its lowest public layer: no stream or AbortSignal per
+   * request, which cost measurably more CPU on this hop than request() did): the answer's chunks are
+   * collected as they come, and the timer aborts the request through its dispatch controller.
+   */
+  function attempt(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined): Promise<ForwardResponse> {
     return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
       let settled = false;
-      let req: http.ClientRequest;
-      try {
-        req = transport.request({ agent, hostname, port, path: target, method, headers });
-      } catch (err) {
-        // e.g. a header value node refuses to send: not a connection fault, so never retried.
-        reject(new AttemptFailure(new UpstreamError('unreachable', service, { cause: err }), false));
-        return;
-      }
+      let status = 0;
+      let answerHeaders: Record<string, string | string[] | undefined> = {};
+      const chunks: Buffer[] = [];
       const fail = (kind: 'timeout' | 'unreachable', cause: unknown, retriable: boolean) => {
         if (settled) return;
         settled = true;
@@ -126,27 +145,34 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       const timer = setTimeout(() => {
         const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
         fail('timeout', err, retryTimeouts);
-        req.destroy();
+        controller?.abort(err);
       }, timeoutMs);
-      timer.unref();
-      // Stays attached: a destroyed request may still emit 'error' after the attempt has settled.
-      req.on('error', (err) => fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? '')));
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        // The connection ended before the whole answer (node reports 'aborted', code ECONNRESET).
-        res.on('error', (err) => fail('unreachable', err, true));
-        res.on('close', () => {
-          if (!res.complete) fail('unreachable', Object.assign(new Error('The server aborted pending request'), { code: 'ECONNRESET' }), true);
-        });
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-        });
-      });
-      req.end(body);
+      pool.dispatch(
+        { method: method as Dispatcher.HttpMethod, path, headers, body },
+        {
+          onRequestStart(c) {
+            controller = c;
+            // Timed out while queued for a connection: never sent.
+            if (settled) c.abort(new Error('timed out before it was sent'));
+          },
+          onResponseStart(_c, statusCode, h) {
+            status = statusCode;
+            answerHeaders = h;
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve({ status, headers: nodeHeaders(answerHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          },
+          onResponseError(_c, err) {
+            fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? ''));
+          },
+        },
+      );
     });
   }
 
@@ -160,18 +186,18 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       } catch (err) {
         throw new UpstreamError('unreachable', service, { cause: err });
       }
-      const headers: Record<string, string> = { 'user-agent': 'sched-internal' };
-      const requestId = currentContext().request_id;
-      if (requestId) headers['x-request-id'] = requestId;
-      Object.assign(headers, req.headers);
+      const headers: Record<string, string> = { 'user-agent': 'sched-internal', ...req.headers };
       if (opts.signer) {
         const who = req.onBehalf ?? onBehalfOf();
         headers['x-request-id'] = who.requestId;
         headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${await opts.signer.sign(service, who)}`;
+      } else if (headers['x-request-id'] === undefined) {
+        const requestId = currentContext().request_id;
+        if (requestId) headers['x-request-id'] = requestId;
       }
       const { body } = req;
       if (body !== undefined) {
-        // got refused a body on HEAD before sending anything; a request error, so 502.
+        // A request error, so 502; nothing is sent.
         if (upper === 'HEAD') throw new UpstreamError('unreachable', service, { cause: new TypeError('The `HEAD` method cannot be used with a body') });
         if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
       }
@@ -187,7 +213,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       }
     },
     close() {
-      agent.destroy();
+      void pool.destroy().catch(() => undefined);
     },
   };
 }

@@ -59,7 +59,7 @@ export function parseBody(raw: string, contentType: string | undefined, service:
 
 /**
  * Client for service-to-service calls: keep-alive, bounded, request id propagated, statuses returned.
- * Built on the forwarding client (node:http, got 11's rules for timeouts and retries): got cost ~0.35 ms
+ * Built on the forwarding client (undici, got 11's rules for timeouts and retries): got cost ~0.35 ms
  * more CPU per call, and every Booking makes several of these calls.
  */
 export function createInternalClient(opts: InternalClientOptions): InternalClient {

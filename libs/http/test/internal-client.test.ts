@@ -45,6 +45,11 @@ describe('internal client', () => {
   beforeAll(async () => {
     upstream = await startUpstream();
     client = createInternalClient({ baseUrl: upstream.baseUrl, service: 'availability', timeoutMs: 200 });
+    // The first connection in a process compiles undici's HTTP parser (WebAssembly), which on a
+    // loaded machine alone can take longer than the 200 ms bound the timeout tests below need.
+    const warm = createInternalClient({ baseUrl: upstream.baseUrl, timeoutMs: 10_000 });
+    await warm.request('GET', '/warm-up');
+    warm.close();
   });
   afterAll(async () => {
     client.close();

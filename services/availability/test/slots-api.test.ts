@@ -121,6 +121,19 @@ describe('fail closed: 503 calendar_unavailable with Retry-After', () => {
     expect(res.body.error).toMatchObject({ code: 'calendar_unavailable', details: [] });
   });
 
+  it('reads calendar-sync\'s Retry-After as an HTTP date too, and answers 5 s for one unreadable or outside 1 s to 1 h', async () => {
+    sys.calendar.behave(hostId, { kind: 'status', status: 503, retryAfter: new Date(Date.now() + 30_000).toUTCString() });
+    const dated = await slots(day());
+    expect(dated.status).toBe(503);
+    expect(Number(dated.headers.get('retry-after'))).toBeGreaterThanOrEqual(20);
+    expect(Number(dated.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    for (const retryAfter of ['soon', '-3', '0', '7200']) {
+      sys.calendar.behave(hostId, { kind: 'status', status: 503, retryAfter });
+      const res = await slots(day());
+      expect([retryAfter, res.status, res.headers.get('retry-after')]).toEqual([retryAfter, 503, '5']);
+    }
+  });
+
   it('fails closed on a 500, a malformed answer and an answer slower than BUSY_TIMEOUT_MS', async () => {
     for (const behaviour of [{ kind: 'status', status: 500 }, { kind: 'garbage' }, { kind: 'slow', ms: 800 }] as const) {
       sys.calendar.behave(hostId, behaviour);

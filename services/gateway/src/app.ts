@@ -41,7 +41,7 @@ export async function buildGatewayApp(deps: {
   const signer = createCredentialSigner({ service: 'gateway', ring: await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS) });
   const db = createDb(deps.pool);
   const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
-  // The forwarding hop is the hottest path: a lean node:http client there (libs/http forward-client.ts).
+  // The forwarding hop is the hottest path: undici, driven lean (libs/http forward-client.ts).
   // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
   // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
   const client = (url: string, service: Upstream) =>

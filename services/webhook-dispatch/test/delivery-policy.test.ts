@@ -1,4 +1,4 @@
-import { decideAfterAttempt, describeAttempt, jittered, maxAttempts, parseRetryAfter, type RetryPolicy } from '../src/domain/delivery-policy';
+import { decideAfterAttempt, describeAttempt, jittered, maxAttempts, type RetryPolicy } from '../src/domain/delivery-policy';
 
 const policy: RetryPolicy = { scheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000], jitterRatio: 0, retryAfterMaxMs: 36_000_000 };
 const now = new Date('2026-11-22T09:30:00.000Z');
@@ -53,10 +53,11 @@ describe('Retry-After on 429 and 503', () => {
     expect(decideAfterAttempt(response(429, '1'), 8, policy, now, noJitter)).toEqual({ kind: 'failed' });
   });
 
-  it('parses delta-seconds and dates, and a past date as no wait', () => {
-    expect(parseRetryAfter('0', now)).toBe(0);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('-5', now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  // The header itself is read by @sched/contracts' parseRetryAfter (its own tests cover every form).
+  it('takes delta-seconds and dates, a past date as no wait, and ignores a negative or absent one', () => {
+    expect(decideAfterAttempt(response(429, '0'), 1, policy, now, noJitter)).toEqual({ kind: 'retry', delayMs: 0 });
+    expect(decideAfterAttempt(response(503, 'Sun, 22 Nov 2026 09:00:00 GMT'), 1, policy, now, noJitter)).toEqual({ kind: 'retry', delayMs: 0 });
+    expect(decideAfterAttempt(response(429, '-5'), 1, policy, now, noJitter)).toEqual({ kind: 'retry', delayMs: 5_000 });
+    expect(decideAfterAttempt(response(429), 1, policy, now, noJitter)).toEqual({ kind: 'retry', delayMs: 5_000 });
   });
 });

@@ -1,5 +1,5 @@
-// The got 11 client the services used before libs/http's node:http clients: kept as the reference the
-// tests compare those clients' bytes on the wire with (docs/decisions.md, "Build and dependencies").
+// The got 11 client the services used before libs/http's own clients (undici now): kept as the reference the
+// tests compare those clients' requests with (docs/decisions.md, "Build and dependencies").
 import http from 'node:http';
 import https from 'node:https';
 import got, { RequestError, TimeoutError, type Got } from 'got';

@@ -1,4 +1,4 @@
-import { busyResponseSchema, DomainError, toTimestamp } from '@sched/contracts';
+import { busyResponseSchema, DomainError, parseRetryAfterSeconds, toTimestamp } from '@sched/contracts';
 import { onBehalfOf, UpstreamError, type InternalClient } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { SlotSources } from '../domain/find-slots';
@@ -7,9 +7,10 @@ import type { Interval } from '../domain/slot-engine';
 /** Retry-After when calendar-sync gives none (or cannot be reached): the snapshot refresh is quick. */
 export const DEFAULT_CALENDAR_RETRY_AFTER_SECONDS = 5;
 
+/** calendar-sync's Retry-After when it is between 1 s and an hour, else the default. */
 function retryAfterOf(header: string | string[] | undefined): number {
-  const value = Number(Array.isArray(header) ? header[0] : header);
-  return Number.isInteger(value) && value >= 1 && value <= 3600 ? value : DEFAULT_CALENDAR_RETRY_AFTER_SECONDS;
+  const seconds = parseRetryAfterSeconds(header);
+  return seconds !== undefined && seconds >= 1 && seconds <= 3600 ? seconds : DEFAULT_CALENDAR_RETRY_AFTER_SECONDS;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

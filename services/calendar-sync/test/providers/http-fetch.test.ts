@@ -63,6 +63,25 @@ describe('httpFetch', () => {
     }
   });
 
+  it('sends a request again once, on a new connection, when its connection is reset (any method), not twice', async () => {
+    const hits = new Map<string, number>();
+    const srv = await startServer((req, res) => {
+      const n = (hits.get(req.url!) ?? 0) + 1;
+      hits.set(req.url!, n);
+      if (req.url === '/always' || n === 1) return void req.socket.destroy();
+      res.writeHead(207);
+      res.end('<ok/>');
+    });
+    try {
+      const res = await httpFetch(`${srv.url}/once`, { method: 'PROPFIND', headers: { depth: '0' }, body: '<x/>' });
+      expect([res.status, await res.text(), hits.get('/once')]).toEqual([207, '<ok/>', 2]);
+      await expect(httpFetch(`${srv.url}/always`, { method: 'REPORT', body: '<x/>' })).rejects.toMatchObject({ code: 'ECONNRESET' });
+      expect(hits.get('/always')).toBe(2);
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('follows same-origin redirects as fetch does unless asked not to, and carries bodiless statuses', async () => {
     const srv = await startServer((req, res) => {
       if (req.url === '/old') {

@@ -1,4 +1,4 @@
-import { DomainError, ERROR_STATUS, type ErrorCode } from '@sched/contracts';
+import { DomainError, ERROR_STATUS, parseRetryAfterSeconds, type ErrorCode } from '@sched/contracts';
 import type { InternalResponse } from '@sched/http';
 
 function isErrorCode(v: unknown): v is ErrorCode {
@@ -15,10 +15,9 @@ export function answerError(res: InternalResponse<unknown>): DomainError {
   if (!error || !isErrorCode(error.code) || ERROR_STATUS[error.code] !== res.status) {
     return new DomainError('upstream_unavailable', { status: 502 });
   }
-  const retry = Number(res.headers['retry-after']);
   return new DomainError(error.code, {
     message: typeof error.message === 'string' ? error.message : undefined,
     details: Array.isArray(error.details) ? (error.details as DomainError['details']) : [],
-    retryAfterSeconds: Number.isFinite(retry) && retry >= 0 ? retry : undefined,
+    retryAfterSeconds: parseRetryAfterSeconds(res.headers['retry-after']),
   });
 }

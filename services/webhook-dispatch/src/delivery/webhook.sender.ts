@@ -1,6 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
-import { AddressNotAllowedError, checkTargetUrl, guardedLookup, systemResolveAll, type AddressMode, type ResolveAll } from '@sched/address-policy';
+import { AddressNotAllowedError, checkTargetUrl, createGuardedGot, type AddressMode, type ResolveAll } from '@sched/address-policy';
 import { redactString } from '@sched/logger';
 import type { AttemptResult } from '../domain/delivery-policy';
 import { WEBHOOK_TARGET_RULES } from '../domain/webhook-endpoints';
@@ -22,8 +20,9 @@ export interface SenderOptions {
 const MAX_DRAIN_BYTES = 64 * 1024;
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL', 'ENOTIMP', 'EREFUSED']);
 
-function classify(err: unknown): AttemptResult {
+function classify(err: unknown, timeoutMs: number): AttemptResult {
   if (err instanceof AddressNotAllowedError) return { kind: 'error', errorKind: 'address_not_allowed', error: err.message };
+  if ((err as Error | null)?.name === 'TimeoutError') return { kind: 'error', errorKind: 'timeout', error: `no response within ${timeoutMs} ms` };
   const e = err as NodeJS.ErrnoException;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const detail = redactString(code ?? (err instanceof Error ? err.message : String(err))).slice(0, 200);
@@ -32,13 +31,15 @@ function classify(err: unknown): AttemptResult {
 }
 
 /**
- * Sends webhooks with node's own http(s) client: one bounded request, redirects never followed,
- * every connection made through the guarded lookup, keep-alive per origin so a busy receiver does
- * not pay a TLS handshake per event.
+ * Sends webhooks with got (the design's client for calls that leave the system), through the outbound
+ * address policy's guarded instance (@sched/address-policy createGuardedGot): every connection made
+ * through the guarded lookup, keep-alive per origin so a busy receiver does not pay a TLS handshake per
+ * event, no retries (the delivery schedule owns them), redirects never followed. The attempt is decided
+ * by the response head; got's request timeout is the one deadline for DNS, connect, TLS and that head
+ * (decisions.md §11: a 2xx within 10 s), and ends the connection if the body is still coming then.
  */
 export function createWebhookSender(opts: SenderOptions): WebhookSender {
-  const lookup = guardedLookup(opts.mode, opts.resolveAll ?? systemResolveAll);
-  const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+  const client = createGuardedGot({ mode: opts.mode, rules: WEBHOOK_TARGET_RULES, resolveAll: opts.resolveAll });
 
   function send(rawUrl: string, headers: Record<string, string>, body: string): Promise<{ result: AttemptResult; latencyMs: number }> {
     const started = performance.now();
@@ -49,8 +50,6 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
       const errorKind = checked.problem === 'address_not_allowed' ? 'address_not_allowed' : 'url_not_allowed';
       return Promise.resolve(done({ kind: 'error', errorKind, error: checked.problem }));
     }
-    const { url } = checked.target;
-    const client = url.protocol === 'https:' ? https : http;
 
     return new Promise((resolve) => {
       let settled = false;
@@ -59,41 +58,23 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
         settled = true;
         resolve(done(result));
       };
-      const req = client.request(url, {
-        method: 'POST',
-        agent: agents[url.protocol as 'http:' | 'https:'],
-        lookup,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'sched-webhooks/1' },
+      const stream = client.got.stream.post(checked.target.url, {
+        headers: { ...headers, 'user-agent': 'sched-webhooks/1' },
+        body,
+        timeout: { request: opts.timeoutMs },
       });
-      // One deadline for DNS, connect, TLS and the response head (decisions.md §11: a 2xx within 10 s).
-      const timer = setTimeout(() => {
-        finish({ kind: 'error', errorKind: 'timeout', error: `no response within ${opts.timeoutMs} ms` });
-        req.destroy();
-      }, opts.timeoutMs);
-      req.on('response', (res) => {
+      stream.on('response', (res: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
         const retryAfter = res.headers['retry-after'];
-        finish({ kind: 'response', statusCode: res.statusCode ?? 0, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
-        let drained = 0;
-        res.on('data', (chunk: Buffer) => {
-          drained += chunk.length;
-          if (drained > MAX_DRAIN_BYTES) req.destroy();
-        });
-        res.on('error', () => undefined);
-        res.on('close', () => clearTimeout(timer));
+        finish({ kind: 'response', statusCode: res.statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
-      req.on('error', (err) => {
-        clearTimeout(timer);
-        finish(classify(err));
+      let drained = 0;
+      stream.on('data', (chunk: Buffer) => {
+        drained += chunk.length;
+        if (drained > MAX_DRAIN_BYTES) stream.destroy();
       });
-      req.end(body);
+      stream.on('error', (err: unknown) => finish(classify(client.policyError(err), opts.timeoutMs)));
     });
   }
 
-  return {
-    send,
-    close() {
-      agents['http:'].destroy();
-      agents['https:'].destroy();
-    },
-  };
+  return { send, close: () => client.close() };
 }

@@ -1,4 +1,4 @@
-import type { WebhookAttemptErrorKind } from '@sched/contracts';
+import { parseRetryAfter, type WebhookAttemptErrorKind } from '@sched/contracts';
 
 /** What one HTTP attempt produced, as the sender reports it. */
 export type AttemptResult =
@@ -24,19 +24,6 @@ export interface RetryPolicy {
 
 export function maxAttempts(policy: RetryPolicy): number {
   return policy.scheduleMs.length + 1;
-}
-
-/**
- * Retry-After as a delay: delta-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined when absent or
- * unparsable, so the schedule applies.
- */
-export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  if (!/[a-z]/i.test(v) || Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now.getTime());
 }
 
 export function jittered(delayMs: number, ratio: number, random: () => number): number {

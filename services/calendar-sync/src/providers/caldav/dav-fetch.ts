@@ -6,7 +6,7 @@ import { CrossOriginRedirectError, type HttpFetch } from './http-fetch';
 const FOREIGN_ORIGIN = 'the server sent the client to another origin';
 
 /**
- * The fetch every tsdav call of one operation goes through (over node:http, http-fetch.ts): it adds the Basic credentials, bounds the
+ * The fetch every tsdav call of one operation goes through (got with the outbound address policy, http-fetch.ts): it adds the Basic credentials, bounds the
  * whole operation with one deadline, and turns transport failures and the statuses that mean the
  * same thing for every request (401, 429, 5xx) into ProviderError. Other statuses reach tsdav and
  * the caller, which knows what a 404 or 412 means for its request.
