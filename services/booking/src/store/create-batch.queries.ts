@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
-import { pgErrorCode } from '@sched/db';
+import { createGroupCommit, pgErrorCode, type GroupCommit } from '@sched/db';
 import type { BookingRecord } from '../domain/booking';
 import type { EventEnvelope } from '@sched/messaging';
-import { createMicroBatcher, type MicroBatcher } from './micro-batcher';
 
 /**
  * One create as booking.create_bookings (migration 0003) reads it: every value computed here, the function
@@ -90,7 +89,7 @@ interface ResultRow {
 /** Deadlock between two batches (each waiting on the other's overlapping Booking) or a serialization failure. */
 const retryAlone = (err: unknown) => pgErrorCode(err) === '40P01' || pgErrorCode(err) === '40001';
 
-export type CreateBatcher = MicroBatcher<CreateBatchRow, CreateBatchResult>;
+export type CreateBatcher = GroupCommit<CreateBatchRow, CreateBatchResult>;
 
 /**
  * Group commit for creates: the creates that arrive while earlier batches run share one call of
@@ -98,7 +97,7 @@ export type CreateBatcher = MicroBatcher<CreateBatchRow, CreateBatchResult>;
  * their items again one by one.
  */
 export function createBookingBatcher(opts: { pool: Pool; outboxChannel: string; maxInFlight: number; maxBatch: number }): CreateBatcher {
-  return createMicroBatcher<CreateBatchRow, CreateBatchResult>({
+  return createGroupCommit<CreateBatchRow, CreateBatchResult>({
     maxInFlight: opts.maxInFlight,
     maxBatch: opts.maxBatch,
     keyOf: (row) => row.key_id ?? undefined,
