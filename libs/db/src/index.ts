@@ -31,4 +31,3 @@ export {
   type PruneOptions,
 } from './retention';
 export { storeUnavailable, isStoreUnavailable, type StoreUnavailable } from './store-unavailable';
-export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit';

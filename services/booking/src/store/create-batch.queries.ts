@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import { createGroupCommit, pgErrorCode, type GroupCommit } from '@sched/db';
+import { pgErrorCode } from '@sched/db';
+import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
 import type { BookingRecord } from '../domain/booking';
 import type { EventEnvelope } from '@sched/messaging';
 

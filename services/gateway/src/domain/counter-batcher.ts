@@ -1,4 +1,4 @@
-import { createGroupCommit, type GroupCommit } from '@sched/db';
+import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
 
 /**
  * Adds `n` requests to a key's window in the shared store and returns the window's new total
@@ -24,7 +24,7 @@ interface CountRequest {
 }
 
 /**
- * Group commit for the rate-limit counters (decisions.md §12), on @sched/db's group commit with one lane
+ * Group commit for the rate-limit counters (decisions.md §12), on @sched/group-commit with one lane
  * per key and window. Per lane at most one upsert is in flight in this process; requests arriving meanwhile
  * join the next batch, which goes out as one upsert of +n as soon as the one in flight ends. A lone request
  * is sent at once (no timer).
