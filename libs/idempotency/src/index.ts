@@ -7,6 +7,7 @@ export {
   replayFoundRow,
   type FoundIdempotencyRow,
   defaultStorableError,
+  dataAnswer,
   isStorableStatus,
   withRequestId,
   DEFAULT_RETENTION_MS,
@@ -18,3 +19,4 @@ export {
 } from './run-idempotent';
 export { idempotencyRetentionRule } from './cleanup';
 export type { AnyPgDatabase, TxOf } from './db-types';
+export { idempotencyProtocolSql } from './protocol-sql';
