@@ -13,6 +13,7 @@ import {
 } from '@sched/contracts';
 import type { Db } from '@sched/db';
 import { forbidden, parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { dataAnswer } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
 import { cancelBooking, rescheduleBooking } from '../domain/change-booking';
@@ -21,7 +22,7 @@ import { listBookingsPage } from '../domain/list-bookings';
 import type { SlotChecker } from '../domain/ports';
 import { bookingUnitOfWork } from '../store/booking-unit-of-work';
 import { findBooking, listBookings } from '../store/booking.queries';
-import { bookingEnvelope, createKey, idempotentMutation, sendOutcome } from './idempotent-response';
+import { createKey, idempotentMutation, sendOutcome } from './idempotent-response';
 
 export interface BookingRouteDeps {
   db: Db;
@@ -99,7 +100,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
         startAt: body.start_at,
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
+      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
     });
     sendOutcome(res, outcome);
   });
@@ -112,7 +113,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
       const booking = await cancelBooking({ uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(req), {
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
+      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
     });
     sendOutcome(res, outcome);
   });

@@ -1,9 +1,8 @@
 import type { Request, Response } from 'express';
-import type { Booking } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
 import { idempotencyRowIdentity, parseIdempotencyKey, requestFingerprint, runIdempotent, type IdempotentOutcome, type StoredResponse } from '@sched/idempotency';
-import type { CreateKey } from '../domain/ports';
 import { requestContext } from '@sched/http';
+import type { CreateKey } from '../domain/ports';
 import { idempotencyKeys } from '../store/schema';
 
 /**
@@ -26,9 +25,6 @@ export function createKey(req: Request, workspaceId: string): CreateKey | undefi
   const { key, scope, fingerprint } = idempotentRequest(req, workspaceId);
   return key === undefined ? undefined : { ...idempotencyRowIdentity(idempotencyKeys, scope, key), fingerprint };
 }
-
-/** The answer body of a Booking mutation: `{data, meta: {request_id}}`. */
-export const bookingEnvelope = (data: Booking, requestId: string) => ({ data, meta: { request_id: requestId } });
 
 /**
  * Runs a mutation under the request's Idempotency-Key (decisions.md §4) in one transaction with its key row
