@@ -5,6 +5,7 @@ export {
   runIdempotent,
   idempotencyRowIdentity,
   replayFoundRow,
+  findLiveAnswer,
   type FoundIdempotencyRow,
   defaultStorableError,
   dataAnswer,

@@ -5,11 +5,12 @@
  * uses this library has the text below, for its schema, as one of its migrations (a test in this library
  * checks that every service's migrations hold it exactly).
  *
+ * - `idempotency_peek(key_id, workspace_id)`: the live row (`expires_at > now()`) of the key, if any: its
+ *   status, body, fingerprint and sealed flag. The one definition of "a finished answer under the key".
  * - `idempotency_claim(key_id, lock_key, workspace_id)`: takes the transaction-scoped advisory lock of the
- *   key (`pg_try_advisory_xact_lock`, never waiting). Not granted: `state 'in_progress'`. Granted: looks up
- *   the live row (`expires_at > now()`) in a statement that starts after the lock was granted, so a commit
- *   that released the lock is visible: `state 'found'` with its fingerprint, status, body and sealed flag,
- *   else `state 'free'` (the caller runs its mutation in this same transaction).
+ *   key (`pg_try_advisory_xact_lock`, never waiting). Not granted: `state 'in_progress'`. Granted: peeks in
+ *   a statement that starts after the lock was granted, so a commit that released the lock is visible:
+ *   `state 'found'` with the row, else `state 'free'` (the caller runs its mutation in this transaction).
  * - `idempotency_record(key_id, workspace_id, fingerprint, status, body, sealed, retention_s)`: writes the
  *   key row with the answer, replacing an expired row; a live row (impossible under the lock) raises.
  */
@@ -18,6 +19,14 @@ export function idempotencyProtocolSql(schema: string): string {
   const s = `"${schema}"`;
   return `-- @sched/idempotency: the idempotency protocol (libs/idempotency/src/protocol-sql.ts), generated for schema ${schema}.
 -- Do not edit here: the text is the library's (libs/idempotency/test/protocol-sql.test.ts checks it).
+CREATE FUNCTION ${s}."idempotency_peek"(key_id text, key_workspace_id text)
+RETURNS TABLE (response_status integer, response_body text, fingerprint text, sealed boolean)
+LANGUAGE sql STABLE AS $$
+  SELECT k.response_status, k.response_body, k.fingerprint, k.sealed
+    FROM ${s}."idempotency_keys" k
+    WHERE k.id = key_id AND k.workspace_id = key_workspace_id AND k.expires_at > now()
+$$;
+
 CREATE FUNCTION ${s}."idempotency_claim"(key_id text, lock_key bigint, key_workspace_id text)
 RETURNS TABLE (state text, response_status integer, response_body text, fingerprint text, sealed boolean)
 LANGUAGE plpgsql AS $$
@@ -28,10 +37,9 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
-  SELECT 'found', k.response_status, k.response_body, k.fingerprint, k.sealed
+  SELECT 'found', p.response_status, p.response_body, p.fingerprint, p.sealed
     INTO state, response_status, response_body, fingerprint, sealed
-    FROM ${s}."idempotency_keys" k
-    WHERE k.id = key_id AND k.workspace_id = key_workspace_id AND k.expires_at > now();
+    FROM ${s}."idempotency_peek"(key_id, key_workspace_id) p;
   IF NOT FOUND THEN
     state := 'free';
   END IF;

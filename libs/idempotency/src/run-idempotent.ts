@@ -92,7 +92,7 @@ function qualifiedName(table: IdempotencyTable): string {
 }
 
 /** A protocol function (protocol-sql.ts) in the schema of the table. */
-function protocolFunction(table: IdempotencyTable, name: 'claim' | 'record'): SQL {
+function protocolFunction(table: IdempotencyTable, name: 'peek' | 'claim' | 'record'): SQL {
   return sql.raw(`"${getTableConfig(table).schema ?? 'public'}"."idempotency_${name}"`);
 }
 
@@ -108,6 +108,18 @@ export interface FoundIdempotencyRow {
   status: number;
   body: string;
   sealed: boolean;
+}
+
+/**
+ * The finished answer under a key (the schema's `idempotency_peek`), looked at without taking the key's
+ * lock: for a caller that answers a replay before starting work that is not itself under the key (the
+ * invitation page's booking saga). What runs under the key still decides in runIdempotent's claim.
+ */
+export async function findLiveAnswer(db: AnyPgDatabase, table: IdempotencyTable, workspaceId: string, id: string): Promise<FoundIdempotencyRow | null> {
+  const [row] = rowsOf<{ response_status: number; response_body: string; fingerprint: string; sealed: boolean }>(
+    await db.execute(sql`SELECT response_status, response_body, fingerprint, sealed FROM ${protocolFunction(table, 'peek')}(${id}, ${workspaceId})`),
+  );
+  return row ? { status: row.response_status, body: row.response_body, fingerprint: row.fingerprint, sealed: row.sealed } : null;
 }
 
 /**

@@ -1,5 +1,13 @@
 -- @sched/idempotency: the idempotency protocol (libs/idempotency/src/protocol-sql.ts), generated for schema booking.
 -- Do not edit here: the text is the library's (libs/idempotency/test/protocol-sql.test.ts checks it).
+CREATE FUNCTION "booking"."idempotency_peek"(key_id text, key_workspace_id text)
+RETURNS TABLE (response_status integer, response_body text, fingerprint text, sealed boolean)
+LANGUAGE sql STABLE AS $$
+  SELECT k.response_status, k.response_body, k.fingerprint, k.sealed
+    FROM "booking"."idempotency_keys" k
+    WHERE k.id = key_id AND k.workspace_id = key_workspace_id AND k.expires_at > now()
+$$;
+
 CREATE FUNCTION "booking"."idempotency_claim"(key_id text, lock_key bigint, key_workspace_id text)
 RETURNS TABLE (state text, response_status integer, response_body text, fingerprint text, sealed boolean)
 LANGUAGE plpgsql AS $$
@@ -10,10 +18,9 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
-  SELECT 'found', k.response_status, k.response_body, k.fingerprint, k.sealed
+  SELECT 'found', p.response_status, p.response_body, p.fingerprint, p.sealed
     INTO state, response_status, response_body, fingerprint, sealed
-    FROM "booking"."idempotency_keys" k
-    WHERE k.id = key_id AND k.workspace_id = key_workspace_id AND k.expires_at > now();
+    FROM "booking"."idempotency_peek"(key_id, key_workspace_id) p;
   IF NOT FOUND THEN
     state := 'free';
   END IF;
