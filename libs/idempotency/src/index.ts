@@ -5,8 +5,10 @@ export {
   runIdempotent,
   idempotencyRowIdentity,
   replayFoundRow,
+  findLiveAnswer,
   type FoundIdempotencyRow,
   defaultStorableError,
+  dataAnswer,
   isStorableStatus,
   withRequestId,
   DEFAULT_RETENTION_MS,
@@ -18,3 +20,4 @@ export {
 } from './run-idempotent';
 export { idempotencyRetentionRule } from './cleanup';
 export type { AnyPgDatabase, TxOf } from './db-types';
+export { idempotencyProtocolSql } from './protocol-sql';

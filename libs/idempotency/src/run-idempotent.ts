@@ -1,4 +1,4 @@
-import { and, eq, gt, lte, sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { DomainError, ERROR_STATUS, isDomainError } from '@sched/contracts';
 import { rowsOf, type AnyPgDatabase, type TxOf } from './db-types';
@@ -73,6 +73,11 @@ export function defaultStorableError(err: unknown, requestId: string): StoredRes
   return { status, body: { error: { code: err.code, message: err.message, details: err.details }, meta: { request_id: requestId } } };
 }
 
+/** A success answer in the usual envelope (`{data, meta: {request_id}}`, decisions.md §2), as it is stored and sent. */
+export function dataAnswer(status: number, data: unknown, requestId: string): StoredResponse {
+  return { status, body: { data, meta: { request_id: requestId } } };
+}
+
 /** The stored body with only `meta.request_id` replaced by the new request's (decisions.md §4). */
 export function withRequestId(body: unknown, requestId: string): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
@@ -84,6 +89,11 @@ export function withRequestId(body: unknown, requestId: string): unknown {
 function qualifiedName(table: IdempotencyTable): string {
   const cfg = getTableConfig(table);
   return `${cfg.schema ?? 'public'}.${cfg.name}`;
+}
+
+/** A protocol function (protocol-sql.ts) in the schema of the table. */
+function protocolFunction(table: IdempotencyTable, name: 'peek' | 'claim' | 'record'): SQL {
+  return sql.raw(`"${getTableConfig(table).schema ?? 'public'}"."idempotency_${name}"`);
 }
 
 /** The key row's primary key and the advisory lock key that guards it (see runIdempotent, step 1). */
@@ -98,6 +108,18 @@ export interface FoundIdempotencyRow {
   status: number;
   body: string;
   sealed: boolean;
+}
+
+/**
+ * The finished answer under a key (the schema's `idempotency_peek`), looked at without taking the key's
+ * lock: for a caller that answers a replay before starting work that is not itself under the key (the
+ * invitation page's booking saga). What runs under the key still decides in runIdempotent's claim.
+ */
+export async function findLiveAnswer(db: AnyPgDatabase, table: IdempotencyTable, workspaceId: string, id: string): Promise<FoundIdempotencyRow | null> {
+  const [row] = rowsOf<{ response_status: number; response_body: string; fingerprint: string; sealed: boolean }>(
+    await db.execute(sql`SELECT response_status, response_body, fingerprint, sealed FROM ${protocolFunction(table, 'peek')}(${id}, ${workspaceId})`),
+  );
+  return row ? { status: row.response_status, body: row.response_body, fingerprint: row.fingerprint, sealed: row.sealed } : null;
 }
 
 /**
@@ -120,7 +142,9 @@ export function replayFoundRow(
 }
 
 /**
- * Runs a mutation at most once per Idempotency-Key (decisions.md §4), in ONE transaction with its key row:
+ * Runs a mutation at most once per Idempotency-Key (decisions.md §4), in ONE transaction with its key row.
+ * Steps 1–2 are the schema's `idempotency_claim` function and step 3's key row its `idempotency_record`
+ * (protocol-sql.ts): the same SQL a batched writer runs per item.
  *
  * 1. `pg_try_advisory_xact_lock(hash(table, scope, key))`. Failing to get it means the same key is
  *    executing right now: `409 idempotency_request_in_progress` (Retry-After: 1) at once, without waiting.
@@ -144,14 +168,15 @@ export async function runIdempotent<TDb extends AnyPgDatabase>(opts: RunIdempote
   const retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
 
   return db.transaction(async (tx): Promise<IdempotentOutcome> => {
-    const [lock] = rowsOf<{ locked: boolean }>(await tx.execute(sql`SELECT pg_try_advisory_xact_lock(${lockKey}::bigint) AS locked`));
-    if (!lock?.locked) throw new DomainError('idempotency_request_in_progress', { retryAfterSeconds: 1 });
-
-    const [found] = await tx
-      .select({ fingerprint: t.fingerprint, status: t.responseStatus, body: t.responseBody, sealed: t.sealed })
-      .from(t)
-      .where(and(eq(t.id, id), eq(t.workspaceId, opts.scope.workspaceId), gt(t.expiresAt, sql`now()`)));
-    if (found) return replayFoundRow(found, { id, fingerprint: opts.fingerprint, requestId: opts.requestId, secretBox: opts.secretBox });
+    // Steps 1 and 2 in one round trip: the key's lock, then (under it) the live row.
+    const [claim] = rowsOf<{ state: 'in_progress' | 'found' | 'free'; response_status: number; response_body: string; fingerprint: string; sealed: boolean }>(
+      await tx.execute(sql`SELECT state, response_status, response_body, fingerprint, sealed FROM ${protocolFunction(t, 'claim')}(${id}, ${lockKey}::bigint, ${opts.scope.workspaceId})`),
+    );
+    if (claim?.state === 'in_progress') throw new DomainError('idempotency_request_in_progress', { retryAfterSeconds: 1 });
+    if (claim?.state === 'found') {
+      const found = { fingerprint: claim.fingerprint, status: claim.response_status, body: claim.response_body, sealed: claim.sealed };
+      return replayFoundRow(found, { id, fingerprint: opts.fingerprint, requestId: opts.requestId, secretBox: opts.secretBox });
+    }
 
     let response: StoredResponse;
     try {
@@ -163,25 +188,12 @@ export async function runIdempotent<TDb extends AnyPgDatabase>(opts: RunIdempote
     }
     if (!isStorableStatus(response.status)) return { ...response, replayed: false, headers: {} };
 
+    // Step 3's key row, with the answer (sealed when asked); a live row already there raises.
     const text = JSON.stringify(response.body);
-    const row = {
-      id,
-      workspaceId: opts.scope.workspaceId,
-      fingerprint: opts.fingerprint,
-      responseStatus: response.status,
-      responseBody: opts.secretBox ? opts.secretBox.seal(text, id) : text,
-      sealed: opts.secretBox !== undefined,
-      createdAt: sql`now()`,
-      expiresAt: sql`now() + make_interval(secs => ${retentionMs / 1000})`,
-    };
-    // An expired row that cleanup has not reached yet is replaced; a live one cannot exist (we hold its lock
-    // and saw none), and if it somehow did, failing loudly beats committing a mutation without its key.
-    const written = await tx
-      .insert(t)
-      .values(row)
-      .onConflictDoUpdate({ target: t.id, set: row, setWhere: lte(t.expiresAt, sql`now()`) })
-      .returning({ id: t.id });
-    if (written.length === 0) throw new Error('idempotency key row already exists although its lock was free');
+    const body = opts.secretBox ? opts.secretBox.seal(text, id) : text;
+    await tx.execute(
+      sql`SELECT ${protocolFunction(t, 'record')}(${id}, ${opts.scope.workspaceId}, ${opts.fingerprint}, ${response.status}::integer, ${body}, ${opts.secretBox !== undefined}, ${retentionMs / 1000}::double precision)`,
+    );
     return { ...response, replayed: false, headers: {} };
   });
 }

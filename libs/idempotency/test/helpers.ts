@@ -3,7 +3,7 @@ import { pgSchema, text } from 'drizzle-orm/pg-core';
 import { createDb, createPool, type Db } from '@sched/db';
 import { createTestDatabase, type TestDatabase } from '@sched/testing';
 import type { Pool } from 'pg';
-import { idempotencyTable } from '../src';
+import { idempotencyProtocolSql, idempotencyTable } from '../src';
 
 export const schema = pgSchema('idem_test');
 export const keys = idempotencyTable(schema);
@@ -39,6 +39,7 @@ export interface Harness {
 export async function startHarness(): Promise<Harness> {
   const tdb = await createTestDatabase({ services: [] });
   await tdb.adminPool.query(DDL);
+  await tdb.adminPool.query(idempotencyProtocolSql('idem_test'));
   const pool = createPool(tdb.adminUrl, { max: 6, applicationName: 'idempotency-test', logger: { error: () => undefined } });
   const db = createDb(pool);
   return {

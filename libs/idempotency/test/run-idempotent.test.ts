@@ -4,6 +4,8 @@ import { DomainError, newId } from '@sched/contracts';
 import { createSecretBox } from '@sched/secrets';
 import { pruneTable, startRetentionJob } from '@sched/db';
 import {
+  findLiveAnswer,
+  idempotencyRowIdentity,
   idempotencyRetentionRule,
   requestFingerprint,
   runIdempotent,
@@ -269,5 +271,20 @@ describe('runIdempotent', () => {
       [stored.response_body],
     );
     await expect(run({ key: otherKey, scope: scope({ workspaceId: 'wsp_sealed' }), execute: invitation, secretBox: box })).rejects.toThrow(/authentication/);
+  });
+});
+
+describe('findLiveAnswer (idempotency_peek: a look at the finished answer without the lock)', () => {
+  it('finds the live row of a finished request in its workspace only, and none once it expired', async () => {
+    const key = freshKey();
+    const s = scope({ workspaceId: 'wsp_peek' });
+    const { id } = idempotencyRowIdentity(keys, s, key);
+    expect(await findLiveAnswer(h.db, keys, 'wsp_peek', id)).toBeNull();
+    const first = await run({ key, scope: s });
+    const found = await findLiveAnswer(h.db, keys, 'wsp_peek', id);
+    expect(found).toEqual({ status: 201, body: JSON.stringify(first.body), fingerprint: requestFingerprint('POST', '/v1/bookings', { a: 1 }), sealed: false });
+    expect(await findLiveAnswer(h.db, keys, 'wsp_other', id)).toBeNull();
+    await h.pool.query(`UPDATE idem_test.idempotency_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    expect(await findLiveAnswer(h.db, keys, 'wsp_peek', id)).toBeNull();
   });
 });

@@ -21,21 +21,22 @@ const lit = (s: string) => `convert_from(decode('${Buffer.from(s, 'utf8').toStri
 type Samples = { outboxPayload: string; storedResponse: string; metadata: string };
 
 /**
- * One create in its own transaction, statement for statement as the service's one-request path runs it
- * (runIdempotent + createBooking; booking.create_bookings runs the same statements per item): BEGIN, advisory
- * key lock, key lookup, booking insert under the exclusion constraint (ON CONFLICT DO NOTHING), outbox insert
- * with the relay's NOTIFY riding on it, key row insert, COMMIT. Payloads are real ones of the same size.
- * Each transaction books its own hour (a sequence), all for one host, like the HTTP run.
+ * One create in its own transaction, without group commit (the reference the batched form is measured
+ * against), statement for statement as booking.create_bookings runs one item: BEGIN, the key's protocol claim
+ * (@sched/idempotency idempotency_claim: advisory lock + lookup), booking insert under the exclusion
+ * constraint (ON CONFLICT DO NOTHING), outbox insert with the relay's NOTIFY riding on it, the key row
+ * (idempotency_record), COMMIT. Payloads are real ones of the same size. Each transaction books its own hour
+ * (a sequence), all for one host, like the HTTP run.
  */
 function statementsScript(samples: Samples): string {
   const start = `(timestamptz '2040-01-01T00:00:00Z' + :n * interval '1 hour')`;
   return `
 BEGIN;
-SELECT nextval('bench_seq') AS n, pg_try_advisory_xact_lock(currval('bench_seq')) AS locked \\gset
-SELECT fingerprint, response_status, response_body, sealed FROM booking.idempotency_keys WHERE id = md5(:n::text) AND workspace_id = 'wsp_bench' AND expires_at > now();
+SELECT nextval('bench_seq') AS n \\gset
+SELECT * FROM booking.idempotency_claim(md5(:n::text), :n::bigint, 'wsp_bench');
 INSERT INTO booking.bookings (id, workspace_id, status, version, source, event_type_id, host_id, start_at, end_at, blocked_from, blocked_to, guest_name, guest_email, guest_timezone, meeting_type, join_url, calendar_status, calendar_error_code, calendar_written_at, metadata, created_at, rescheduled_at, cancelled_at) VALUES ('bkg_' || :n, 'wsp_bench', 'confirmed', 1, 'api', 'evt_AAAAAAAAAAAAAAAAAAAAAA', 'hst_AAAAAAAAAAAAAAAAAAAAAA', ${start}, ${start} + interval '30 minutes', ${start}, ${start} + interval '30 minutes', 'Ada Lovelace', 'ada@example.com', 'Europe/London', 'video', NULL, 'pending', NULL, NULL, ${lit(samples.metadata)}::json, now(), NULL, NULL) ON CONFLICT DO NOTHING RETURNING *;
 INSERT INTO booking.outbox (id, type, workspace_id, payload) SELECT 'wev_' || :n, 'booking.created', 'wsp_bench', ${lit(samples.outboxPayload)}::jsonb FROM (SELECT pg_notify('booking_outbox', '')) AS n;
-INSERT INTO booking.idempotency_keys (id, workspace_id, fingerprint, response_status, response_body, sealed, created_at, expires_at) VALUES (md5(:n::text), 'wsp_bench', md5('f' || :n), 201, ${lit(samples.storedResponse)}, false, now(), now() + interval '24 hours') ON CONFLICT (id) DO UPDATE SET response_status = EXCLUDED.response_status WHERE booking.idempotency_keys.expires_at <= now() RETURNING id;
+SELECT booking.idempotency_record(md5(:n::text), 'wsp_bench', md5('f' || :n), 201, ${lit(samples.storedResponse)}, false, 86400);
 COMMIT;
 `;
 }
@@ -43,6 +44,7 @@ COMMIT;
 /** One item of booking.create_bookings with @N@ / @START@ to fill in (store/create-batch.queries.ts CreateBatchRow). */
 function itemTemplate(samples: Samples): string {
   return JSON.stringify({
+    kind: 'insert',
     key_id: 'key-@N@',
     lock_key: '@N@',
     fingerprint: 'fp-@N@',

@@ -7,7 +7,8 @@ import { CALENDAR_RESULT_BINDINGS, calendarResultHandler } from './events/calend
 import { BOOKING_ACCESS } from './http/access';
 import { createSlotChecker } from './http/availability.client';
 import { registerBookingRoutes } from './http/booking.routes';
-import { createBookingBatcher } from './store/create-batch.queries';
+import type { BookingCreates } from './domain/ports';
+import { bookingCreates } from './store/create-batch.queries';
 import { bookingRetentionRules } from './store/retention';
 import { inbox, outbox } from './store/schema';
 
@@ -16,6 +17,11 @@ export interface StartBookingOptions {
   handleSignals?: boolean;
   logger?: Logger;
   clock?: () => Date;
+  /**
+   * Wraps the store of creates. For tests that inject a fault between the store and the answer (the crash
+   * test kills the process after a commit, before the reply); production passes nothing.
+   */
+  wrapCreates?: (creates: BookingCreates) => BookingCreates;
 }
 
 /**
@@ -41,18 +47,18 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
     setup: (ctx) => {
       const slots = createSlotChecker({ baseUrl: config.AVAILABILITY_URL, timeoutMs: config.SLOT_CHECK_TIMEOUT_MS, logger: ctx.logger, signer: ctx.signer });
       ctx.onStop('availability client', () => slots.close());
+      const creates = bookingCreates({
+        pool: ctx.pool,
+        outboxChannel: outboxChannel(outboxSchemaName(outbox)),
+        maxInFlight: config.CREATE_BATCHES_IN_FLIGHT,
+        maxBatch: config.CREATE_BATCH_MAX,
+      });
       registerBookingRoutes(ctx.http, {
         db: ctx.db,
         slots,
-        creates: createBookingBatcher({
-          pool: ctx.pool,
-          outboxChannel: outboxChannel(outboxSchemaName(outbox)),
-          maxInFlight: config.CREATE_BATCHES_IN_FLIGHT,
-          maxBatch: config.CREATE_BATCH_MAX,
-        }),
+        create: { slots, creates: opts.wrapCreates?.(creates) ?? creates, clock },
         cursors: createCursorCodec(config.CURSOR_SECRET),
         clock,
-        crashAfterCommit: config.FAULT_CRASH_AFTER_COMMIT,
       });
 
       const relay = startOutboxRelay({ pool: ctx.pool, table: outbox, broker: ctx.broker, logger: ctx.logger });
@@ -69,7 +75,6 @@ export async function startBookingService(config: Readonly<BookingConfig>, opts:
       consumer = calendarResults;
       ctx.onStop('calendar result consumer', () => calendarResults.stop());
       startRetention(ctx, bookingRetentionRules(config));
-      if (config.FAULT_CRASH_AFTER_COMMIT) ctx.logger.warn('FAULT_CRASH_AFTER_COMMIT is set: creates kill this process after commit (test only)');
     },
   });
   return { ...running, consumerReady: (timeoutMs) => consumer!.ready(timeoutMs) };

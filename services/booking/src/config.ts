@@ -16,11 +16,6 @@ const schema = serviceEnv('booking', 8081).extend({
   CREATE_BATCH_MAX: env.int(64, 1),
   /** Retention job (docs/operations.md, "Retention"): expired idempotency keys, inbox, published outbox rows. */
   ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
-  /**
-   * TEST ONLY (crash test): the create handler kills its own process right after the transaction commits and
-   * before it answers. Never set it in a deployment.
-   */
-  FAULT_CRASH_AFTER_COMMIT: env.bool(false),
 });
 
 export type BookingConfig = z.infer<typeof schema>;

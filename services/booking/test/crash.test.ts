@@ -7,8 +7,9 @@ import { startEventTap, type EventTap } from './support/event-tap';
 
 /**
  * decisions.md §4: "A crash between [key record and mutation] must not lose or double either." The real
- * booking process is killed right after its transaction commits and before it answers; the retry with the
- * same key, served by the restarted process, replays the Booking, and exactly one booking.created is published.
+ * booking process (started through support/crash-after-commit.main.ts, which wraps its store of creates) is
+ * killed right after its transaction commits and before it answers; the retry with the same key, served by
+ * the restarted process (the plain src/main.ts), replays the Booking, and exactly one booking.created is published.
  */
 const ROOT = path.resolve(__dirname, '../../..');
 const WORKSPACE = 'wsp_CRASHCRASHCRASHCRASH1';
@@ -22,8 +23,8 @@ let port: number;
 let child: ChildProcess | undefined;
 let output = '';
 
-async function startProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'services/booking/src/main.ts'], {
+async function startProcess(entry: string): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -35,7 +36,6 @@ async function startProcess(env: Record<string, string>): Promise<ChildProcess> 
       CURSOR_SECRET,
       INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
       LOG_LEVEL: 'warn',
-      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 it('a create killed after commit and before reply is replayed on retry with the same key: one Booking, one booking.created', async () => {
-  child = await startProcess({ FAULT_CRASH_AFTER_COMMIT: 'true' });
+  child = await startProcess('services/booking/test/support/crash-after-commit.main.ts');
   const body = createBody();
 
   // The client sees the connection die, never an answer.
@@ -101,7 +101,7 @@ it('a create killed after commit and before reply is replayed on retry with the 
   expect(rows.rows).toHaveLength(1);
   expect((await db.adminPool.query('SELECT count(*)::int AS n FROM booking.idempotency_keys')).rows[0].n).toBe(1);
 
-  child = await startProcess({});
+  child = await startProcess('services/booking/src/main.ts');
   const retry = await post(body);
   expect(retry.status).toBe(201);
   expect(retry.headers.get('idempotent-replayed')).toBe('true');

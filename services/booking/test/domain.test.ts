@@ -3,8 +3,8 @@ import { decideCalendarChange } from '../src/domain/apply-calendar-result';
 import type { BookingRecord } from '../src/domain/booking';
 import { toBookingResource } from '../src/domain/booking';
 import { cancelBooking, rescheduleBooking } from '../src/domain/change-booking';
-import { answeredSlotChecker, askSlot } from '../src/domain/create-booking';
-import type { BookingUnitOfWork, SlotChecker } from '../src/domain/ports';
+import { createBooking, type CreateBookingCommand } from '../src/domain/create-booking';
+import type { BookingCreates, BookingUnitOfWork, CreateWrite, CreateWritten, SlotChecker } from '../src/domain/ports';
 import { slotRefusal } from '../src/domain/slot-refusal';
 
 const NOW = new Date('2031-01-01T12:00:00.000Z');
@@ -89,7 +89,6 @@ describe('slotRefusal', () => {
 describe('reschedule and cancel refusals', () => {
   const noSlots: SlotChecker = { check: () => Promise.reject(new Error('must not be asked')) };
   const uowWith = (b: BookingRecord | null): BookingUnitOfWork => ({
-    insert: () => Promise.reject(new Error('no')),
     findForUpdate: async () => b,
     update: () => Promise.reject(new Error('must not update')),
     announce: () => Promise.reject(new Error('must not announce')),
@@ -105,34 +104,88 @@ describe('reschedule and cancel refusals', () => {
   });
 });
 
-describe('askSlot + answeredSlotChecker (the create asks availability before opening its transaction)', () => {
+describe('createBooking (the create use case: ask the slot, write under the key, outcome)', () => {
   const ws = 'wsp_AAAAAAAAAAAAAAAAAAAAAA';
-  const question = { eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt: new Date('2031-02-01T09:00:00.000Z') };
-  /** What the create route does: ask once, then hand the answer to the one-request path as a SlotChecker. */
-  const checkSlotAhead = async (slots: SlotChecker, w: string, q: typeof question) => answeredSlotChecker(slots, w, q, await askSlot(slots, w, q));
+  const startAt = new Date('2031-02-01T09:00:00.000Z');
+  const KEY = { id: 'key-row-1', lockKey: '42', fingerprint: 'fp-1' };
+  const command = (over: Partial<CreateBookingCommand> = {}): CreateBookingCommand => ({
+    workspaceId: ws,
+    input: { source: 'api', invitationId: null, eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt, guest: { name: 'Ada', email: 'ada@example.com', timezone: 'UTC' }, metadata: { z: 1 } },
+    key: KEY,
+    requestId: 'req_now',
+    ...over,
+  });
+  const bookable = {
+    bookable: true as const,
+    event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
+    host_id: 'hst_AAAAAAAAAAAAAAAAAAAAAA',
+    start_at: '2031-02-01T09:00:00.000Z',
+    end_at: '2031-02-01T09:30:00.000Z',
+    blocked_from: '2031-02-01T08:50:00.000Z',
+    blocked_to: '2031-02-01T09:40:00.000Z',
+    meeting_type: 'video' as const,
+  };
+  /** A store that records what it was asked to write and answers as told. */
+  const store = (answer: (w: CreateWrite) => CreateWritten) => {
+    const writes: CreateWrite[] = [];
+    const creates: BookingCreates = { write: async (w) => (writes.push(w), answer(w)) };
+    return { writes, creates };
+  };
+  const deps = (slots: SlotChecker, creates: BookingCreates) => ({ slots, creates, clock: () => NOW });
+  const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: DomainError) => e.code);
 
-  it('asks once, then answers the same question from that answer', async () => {
+  it('bookable: asks once, writes the confirmed Booking (version 1, calendar pending) with its booking.created, answers created', async () => {
     const asked: unknown[] = [];
-    const slots: SlotChecker = { check: async (w, r) => (asked.push([w, r]), { bookable: false, reason: 'slot_unavailable' }) };
-    const ahead = await checkSlotAhead(slots, ws, question);
-    expect(asked).toHaveLength(1);
-    await expect(ahead.check(ws, { ...question, startAt: new Date(question.startAt) })).resolves.toEqual({ bookable: false, reason: 'slot_unavailable' });
-    expect(asked).toHaveLength(1);
+    const s = store(() => ({ kind: 'created' }));
+    const outcome = await createBooking(deps({ check: async (w, r) => (asked.push([w, r]), bookable) }, s.creates), command());
+    expect(asked).toEqual([[ws, { eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt }]]);
+    expect(s.writes).toHaveLength(1);
+    const w = s.writes[0]!;
+    expect(w).toMatchObject({ kind: 'insert', workspaceId: ws, key: KEY, requestId: 'req_now' });
+    const booking = (w as Extract<CreateWrite, { kind: 'insert' }>).booking;
+    expect(booking).toMatchObject({ status: 'confirmed', version: 1, calendarStatus: 'pending', hostId: bookable.host_id, blockedFrom: new Date(bookable.blocked_from), createdAt: NOW, metadata: { z: 1 } });
+    expect((w as Extract<CreateWrite, { kind: 'insert' }>).announcement).toEqual({ type: 'booking.created', booking, occurredAt: NOW });
+    expect(outcome).toEqual({ kind: 'created', booking });
   });
 
-  it('keeps a failed check instead of throwing it at once, and throws it only when the create asks', async () => {
+  it('another create won the slot after the check: 409 slot_unavailable', async () => {
+    expect(await codeOf(createBooking(deps({ check: async () => bookable }, store(() => ({ kind: 'slot_taken' })).creates), command()))).toBe('slot_unavailable');
+  });
+
+  it('a refusal is written under the key (stored), then thrown: 422 invalid_reference, 409 event_type_not_bookable / slot_unavailable', async () => {
+    for (const [reason, code] of [['not_found', 'invalid_reference'], ['event_type_not_bookable', 'event_type_not_bookable'], ['slot_unavailable', 'slot_unavailable']] as const) {
+      const s = store(() => ({ kind: 'refused' }));
+      expect(await codeOf(createBooking(deps({ check: async () => ({ bookable: false, reason }) }, s.creates), command()))).toBe(code);
+      expect(s.writes).toEqual([expect.objectContaining({ kind: 'refuse', key: KEY, refusal: expect.objectContaining({ code }) })]);
+    }
+  });
+
+  it('a failed check is written as a failure (nothing stored) and only then thrown, as the check failed', async () => {
     const down = new DomainError('calendar_unavailable', { retryAfterSeconds: 5 });
-    const ahead = await checkSlotAhead({ check: async () => Promise.reject(down) }, ws, question);
-    await expect(ahead.check(ws, question)).rejects.toBe(down);
+    const s = store(() => ({ kind: 'failed' }));
+    await expect(createBooking(deps({ check: () => Promise.reject(down) }, s.creates), command())).rejects.toBe(down);
+    expect(s.writes).toEqual([expect.objectContaining({ kind: 'fail', failure: down })]);
   });
 
-  it('asks afresh for any other question', async () => {
-    let calls = 0;
-    const slots: SlotChecker = { check: async () => (calls++, { bookable: false, reason: 'not_found' }) };
-    const ahead = await checkSlotAhead(slots, ws, question);
-    await ahead.check(ws, { ...question, startAt: new Date('2031-02-01T10:00:00.000Z') });
-    await ahead.check('wsp_BBBBBBBBBBBBBBBBBBBBBB', question);
-    await ahead.check(ws, { ...question, excludeBookingId: 'bkg_AAAAAAAAAAAAAAAAAAAAAA' });
-    expect(calls).toBe(4);
+  it('a finished request under the key wins over whatever the check says now: replayed, or 422 for another body', async () => {
+    const stored = { status: 201, body: JSON.stringify({ data: { id: 'bkg_X' }, meta: { request_id: 'req_first' } }), fingerprint: 'fp-1', sealed: false };
+    const down = new DomainError('calendar_unavailable');
+    for (const slots of [{ check: () => Promise.reject(down) }, { check: async () => ({ bookable: false as const, reason: 'slot_unavailable' as const }) }, { check: async () => bookable }]) {
+      const outcome = await createBooking(deps(slots, store(() => ({ kind: 'found', row: stored })).creates), command());
+      expect(outcome).toEqual({ kind: 'replayed', answer: { status: 201, body: { data: { id: 'bkg_X' }, meta: { request_id: 'req_now' } }, replayed: true, headers: { 'Idempotent-Replayed': 'true' } } });
+    }
+    const other = store(() => ({ kind: 'found', row: { ...stored, fingerprint: 'fp-other' } }));
+    expect(await codeOf(createBooking(deps({ check: async () => bookable }, other.creates), command()))).toBe('idempotency_key_reused');
+  });
+
+  it('a request under the key running now: 409 idempotency_request_in_progress with Retry-After 1', async () => {
+    const err = await createBooking(deps({ check: async () => bookable }, store(() => ({ kind: 'in_progress' })).creates), command()).catch((e: DomainError) => e);
+    expect(err).toMatchObject({ code: 'idempotency_request_in_progress', retryAfterSeconds: 1 });
+  });
+
+  it('without a key the write carries none', async () => {
+    const s = store(() => ({ kind: 'created' }));
+    await createBooking(deps({ check: async () => bookable }, s.creates), command({ key: undefined }));
+    expect(s.writes[0]!.key).toBeUndefined();
   });
 });

@@ -1,15 +1,17 @@
 import { Client } from 'pg';
-import type { BookingRecord } from '../src/domain/booking';
+import { toBookingResource, type BookingRecord } from '../src/domain/booking';
 import { newBookingRecord } from '../src/domain/create-booking';
-import { announcementEnvelope } from '../src/events/booking-events';
-import { createBatchRow, createBookingBatcher, type CreateBatchRow } from '../src/store/create-batch.queries';
+import { DomainError } from '@sched/contracts';
+import type { CreateWrite } from '../src/domain/ports';
+import { bookingCreates, createBatchRow } from '../src/store/create-batch.queries';
 import { bookable } from './support/availability-stub';
 import { createBody, nextStart, startBookingHarness, type BookingHarness } from './support/booking-harness';
 
 /**
- * Group commit (docs/booking.md): booking.create_bookings (migration 0003) decides each item's answer in one
- * transaction for the batch. These tests call it with hand-made batches on real Postgres, then show through
- * the gateway that concurrent creates really share transactions.
+ * The store of creates (docs/booking.md, "Create"): booking.create_bookings (migration 0006) writes each item
+ * of a batch in one transaction, under @sched/idempotency's protocol functions (migration 0005), and says how
+ * each write ended. These tests give the store hand-made writes on real Postgres, then show through the
+ * gateway that concurrent creates really share transactions.
  */
 let h: BookingHarness;
 beforeAll(async () => {
@@ -28,74 +30,86 @@ function record(start: string): BookingRecord {
 }
 
 let keyCounter = 0;
-function row(b: BookingRecord, keyed = true): CreateBatchRow {
+const newKey = () => {
   keyCounter += 1;
-  return createBatchRow({
-    booking: b,
-    event: announcementEnvelope({ type: 'booking.created', booking: b, occurredAt: b.createdAt }),
-    key: keyed ? { id: `key-${keyCounter}-${b.id}`, lockKey: String(900_000 + keyCounter), fingerprint: `fp-${b.id}`, retentionMs: 60_000 } : undefined,
-    createdBody: JSON.stringify({ data: { id: b.id }, meta: { request_id: 'req_1' } }),
-    conflictBody: JSON.stringify({ error: { code: 'slot_unavailable' }, meta: { request_id: 'req_1' } }),
-  });
+  return { id: `key-${keyCounter}`, lockKey: String(900_000 + keyCounter), fingerprint: `fp-${keyCounter}` };
+};
+function insert(b: BookingRecord, keyed = true): Extract<CreateWrite, { kind: 'insert' }> {
+  return { kind: 'insert', workspaceId: b.workspaceId, key: keyed ? newKey() : undefined, requestId: 'req_1', booking: b, announcement: { type: 'booking.created', booking: b, occurredAt: b.createdAt } };
 }
 
-const batcher = () => createBookingBatcher({ pool: h.db.adminPool, outboxChannel: 'booking_outbox', maxInFlight: 1, maxBatch: 64 });
+const store = (channel = 'booking_outbox') => bookingCreates({ pool: h.db.adminPool, outboxChannel: channel, maxInFlight: 1, maxBatch: 64 });
 
-it('answers each item of one batch on its own: created, conflict with an earlier item, replay of a finished key, no key', async () => {
+it('writes each item of one batch on its own: created, slot taken by an earlier item, replay of a finished key, no key, refusal, failure', async () => {
   const start = nextStart();
-  const first = row(record(start));
-  const overlapping = row(record(start));
-  const unkeyed = row(record(nextStart()), false);
+  const first = insert(record(start));
+  const overlapping = insert(record(start));
+  const unkeyed = insert(record(nextStart()), false);
   // A key finished in an earlier transaction: its stored answer comes back, nothing new is written.
-  const finished = row(record(nextStart()));
-  const run = batcher();
-  expect(await run.submit(finished)).toMatchObject({ outcome: 'created', status: 201 });
-  const again = { ...row(record(nextStart())), key_id: finished.key_id, lock_key: finished.lock_key };
+  const finished = insert(record(nextStart()));
+  const creates = store();
+  expect(await creates.write(finished)).toEqual({ kind: 'created' });
+  const again = { ...insert(record(nextStart())), key: finished.key };
+  const refusal = new DomainError('event_type_not_bookable');
+  const refused: CreateWrite = { kind: 'refuse', workspaceId: h.main.workspaceId, key: newKey(), requestId: 'req_2', refusal };
+  const failed: CreateWrite = { kind: 'fail', workspaceId: h.main.workspaceId, key: newKey(), requestId: 'req_3', failure: new DomainError('calendar_unavailable') };
 
-  const answers = await Promise.all([run.submit(row(record(nextStart()))), ...[first, overlapping, unkeyed, again].map((r) => run.submit(r))]);
-  // The finished key's call, then all five together (submitted while the first batch was still settling).
-  expect(run.stats()).toMatchObject({ batches: 2, items: 6 });
+  const answers = await Promise.all([creates.write(insert(record(nextStart()))), ...[first, overlapping, unkeyed, again, refused, failed].map((w) => creates.write(w))]);
+  // The finished key's call; then the next one alone (nothing was in flight) and all the rest together behind it.
+  expect(creates.stats()).toMatchObject({ batches: 3, items: 8 });
   expect(answers.slice(1)).toEqual([
-    { outcome: 'created', status: 201, body: first.created_body },
-    { outcome: 'conflict', status: 409, body: overlapping.conflict_body },
-    { outcome: 'created', status: 201, body: unkeyed.created_body },
-    { outcome: 'found', status: 201, body: finished.created_body, fingerprint: finished.fingerprint, sealed: false },
+    { kind: 'created' },
+    { kind: 'slot_taken' },
+    { kind: 'created' },
+    { kind: 'found', row: { status: 201, body: createBatchRow(finished).created_body, fingerprint: finished.key!.fingerprint, sealed: false } },
+    { kind: 'refused' },
+    { kind: 'failed' },
   ]);
 
   const q = (text: string, values: unknown[]) => h.db.adminPool.query(text, values).then((r) => r.rows);
-  expect(await q('SELECT id FROM booking.bookings WHERE id = ANY($1) ORDER BY id', [[first.id, overlapping.id, unkeyed.id, again.id]])).toEqual(
-    [first.id, unkeyed.id].sort().map((id) => ({ id })),
-  );
+  const ids = [first, overlapping, unkeyed, again].map((w) => w.booking.id);
+  expect(await q('SELECT id FROM booking.bookings WHERE id = ANY($1) ORDER BY id', [ids])).toEqual([first.booking.id, unkeyed.booking.id].sort().map((id) => ({ id })));
   // Outbox rows only for what was inserted, carrying the event as built; metadata kept as sent (json, key order).
-  const events = await q('SELECT id, payload FROM booking.outbox WHERE id = ANY($1)', [[first.event_id, overlapping.event_id, unkeyed.event_id, again.event_id]]);
-  expect(events.map((e) => e.id).sort()).toEqual([first.event_id, unkeyed.event_id].sort());
-  expect(events.find((e) => e.id === first.event_id)!.payload).toEqual(JSON.parse(first.event));
-  expect(await q('SELECT metadata::text AS m FROM booking.bookings WHERE id = $1', [first.id])).toEqual([{ m: '{"z":1,"a":2}' }]);
-  // Key rows: the 201 and the 409 are stored as answers; the unkeyed create has none.
-  const keys = await q('SELECT id, response_status, response_body, fingerprint FROM booking.idempotency_keys WHERE id = ANY($1) ORDER BY response_status', [
-    [first.key_id, overlapping.key_id],
+  const events = await q("SELECT type, payload->'data'->'booking'->>'id' AS booking FROM booking.outbox WHERE payload->'data'->'booking'->>'id' = ANY($1)", [ids]);
+  expect(events.map((e) => [e.type, e.booking]).sort()).toEqual([first.booking.id, unkeyed.booking.id].sort().map((id) => ['booking.created', id]));
+  expect(await q('SELECT metadata::text AS m FROM booking.bookings WHERE id = $1', [first.booking.id])).toEqual([{ m: '{"z":1,"a":2}' }]);
+  // Key rows: the 201 (the Booking's envelope), the 409 and the refusal are stored as answers; the failure and
+  // the unkeyed create have none.
+  const keys = await q('SELECT id, response_status, response_body, fingerprint FROM booking.idempotency_keys WHERE id = ANY($1) ORDER BY response_status, id', [
+    [first.key!.id, overlapping.key!.id, refused.key!.id, failed.key!.id],
   ]);
-  expect(keys).toEqual([
-    { id: first.key_id, response_status: 201, response_body: first.created_body, fingerprint: first.fingerprint },
-    { id: overlapping.key_id, response_status: 409, response_body: overlapping.conflict_body, fingerprint: overlapping.fingerprint },
+  expect(keys.map((k) => [k.id, k.response_status, k.fingerprint])).toEqual([
+    [first.key!.id, 201, first.key!.fingerprint],
+    [overlapping.key!.id, 409, overlapping.key!.fingerprint],
+    [refused.key!.id, 409, refused.key!.fingerprint],
   ]);
+  expect(JSON.parse(keys[0].response_body)).toEqual({ data: toBookingResource(first.booking), meta: { request_id: 'req_1' } });
+  expect(JSON.parse(keys[1].response_body)).toMatchObject({ error: { code: 'slot_unavailable' }, meta: { request_id: 'req_1' } });
+  expect(JSON.parse(keys[2].response_body)).toEqual({ error: { code: refusal.code, message: refusal.message, details: [] }, meta: { request_id: 'req_2' } });
+});
+
+it('keeps refusals and failures without a key away from the database', async () => {
+  const creates = store();
+  expect(await creates.write({ kind: 'refuse', workspaceId: h.main.workspaceId, key: undefined, requestId: 'r', refusal: new DomainError('slot_unavailable') })).toEqual({ kind: 'refused' });
+  expect(await creates.write({ kind: 'fail', workspaceId: h.main.workspaceId, key: undefined, requestId: 'r', failure: new Error('down') })).toEqual({ kind: 'failed' });
+  expect(creates.stats()).toMatchObject({ batches: 0, items: 0 });
 });
 
 it('answers in_progress and writes nothing for a key whose lock another transaction holds', async () => {
-  const item = row(record(nextStart()));
+  const item = insert(record(nextStart()));
   const other = new Client({ connectionString: h.db.adminUrl });
   await other.connect();
   try {
     await other.query('BEGIN');
-    await other.query('SELECT pg_advisory_xact_lock($1::bigint)', [item.lock_key]);
-    expect(await batcher().submit(item)).toEqual({ outcome: 'in_progress' });
+    await other.query('SELECT pg_advisory_xact_lock($1::bigint)', [item.key!.lockKey]);
+    expect(await store().write(item)).toEqual({ kind: 'in_progress' });
     await other.query('ROLLBACK');
   } finally {
     await other.end();
   }
-  const { rows } = await h.db.adminPool.query('SELECT count(*)::int AS n FROM booking.bookings WHERE id = $1', [item.id]);
+  const { rows } = await h.db.adminPool.query('SELECT count(*)::int AS n FROM booking.bookings WHERE id = $1', [item.booking.id]);
   expect(rows[0].n).toBe(0);
-  expect(await batcher().submit(item)).toMatchObject({ outcome: 'created' });
+  expect(await store().write(item)).toEqual({ kind: 'created' });
 });
 
 it('wakes the outbox relay with one NOTIFY per batch, delivered at commit', async () => {
@@ -105,10 +119,10 @@ it('wakes the outbox relay with one NOTIFY per batch, delivered at commit', asyn
   listener.on('notification', (n) => heard.push(n.channel));
   try {
     await listener.query('LISTEN test_batch_outbox');
-    const run = createBookingBatcher({ pool: h.db.adminPool, outboxChannel: 'test_batch_outbox', maxInFlight: 1, maxBatch: 64 });
-    await run.submit(row(record(nextStart())));
+    const creates = store('test_batch_outbox');
+    await creates.write(insert(record(nextStart())));
     const start = nextStart();
-    await Promise.all([row(record(start)), row(record(start))].map((r) => run.submit(r))); // one created, one conflict
+    await Promise.all([insert(record(start)), insert(record(start))].map((w) => creates.write(w))); // one created, one slot taken
     await new Promise((r) => setTimeout(r, 200));
     expect(heard).toEqual(['test_batch_outbox', 'test_batch_outbox']);
   } finally {

@@ -1,6 +1,7 @@
-import { newId, type BookingSource, type SlotCheckResponse } from '@sched/contracts';
+import { DomainError, newId, type BookingSource, type SlotCheckResponse } from '@sched/contracts';
+import { replayFoundRow, type StoredResponse } from '@sched/idempotency';
 import type { BookingRecord } from './booking';
-import type { BookingUnitOfWork, SlotChecker } from './ports';
+import type { BookingCreates, CreateKey, CreateWrite, SlotChecker } from './ports';
 import { slotRefusal } from './slot-refusal';
 
 export interface CreateBookingInput {
@@ -13,52 +14,68 @@ export interface CreateBookingInput {
   metadata: Record<string, unknown>;
 }
 
-/** The slot check's answer, or the error it failed with (kept, not thrown: see answeredSlotChecker). */
-export type SlotAnswer = { ok: true; value: SlotCheckResponse } | { ok: false; error: unknown };
-
-/** Asks the slot check and keeps its answer or its failure. */
-export function askSlot(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }): Promise<SlotAnswer> {
-  return slots.check(workspaceId, request).then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+export interface CreateBookingCommand {
+  workspaceId: string;
+  input: CreateBookingInput;
+  /** The request's Idempotency-Key, or undefined when it has none. */
+  key: CreateKey | undefined;
+  requestId: string;
 }
+
+export interface CreateBookingDeps {
+  slots: SlotChecker;
+  creates: BookingCreates;
+  clock: () => Date;
+}
+
+/** A new Booking, or the answer a finished request with the same key gave (sent again as it was). */
+export type CreateOutcome = { kind: 'created'; booking: BookingRecord } | { kind: 'replayed'; answer: StoredResponse & { headers: Record<string, string> } };
 
 /**
- * A SlotChecker that answers the question asked ahead from its answer. The create asks before opening its
- * transaction, so no database connection is held while availability answers. A failed check (503,
- * unreachable) is kept, not thrown: a retried request whose Idempotency-Key already has an answer still
- * replays it; only a request that really executes fails with the check's error.
+ * Creates a Booking (decisions.md §4, §6), for the public API and the hosted booking page alike.
+ *
+ * 1. Validate: the command arrives parsed (the contract's body schema and the Idempotency-Key's syntax are
+ *    checked at the edge, before anything is asked).
+ * 2. Ask availability whether the start is a Slot it would offer now. Asked before anything is written, so
+ *    no database connection waits on availability. A failed check is kept, not thrown: a retry of a
+ *    finished request must still replay while availability is down.
+ * 3. Write, under the key: the confirmed Booking (version 1, calendar pending) and its booking.created
+ *    event; or the refusal; or nothing for a failed check. The key's protocol runs first in the same
+ *    transaction, so a finished or running request under the key wins over whatever the check said now.
+ * 4. Outcome: created; replayed (or 422 for the key with another body); 409 in progress; 409 slot_unavailable
+ *    when another create won the slot after the check (the no-overlap constraint); the check's refusal or
+ *    failure. Refusals are thrown DomainErrors; with a key the 4xx ones were stored as that same answer.
  */
-export function answeredSlotChecker(slots: SlotChecker, workspaceId: string, request: { eventTypeId: string; startAt: Date }, answer: SlotAnswer): SlotChecker {
-  return {
-    check: async (ws, req) => {
-      if (ws !== workspaceId || req.eventTypeId !== request.eventTypeId || req.startAt.getTime() !== request.startAt.getTime() || req.excludeBookingId) {
-        return slots.check(ws, req); // not the question asked ahead: ask it
-      }
-      if (!answer.ok) throw answer.error;
-      return answer.value;
-    },
-  };
+export async function createBooking(deps: CreateBookingDeps, command: CreateBookingCommand): Promise<CreateOutcome> {
+  const { workspaceId, input, key, requestId } = command;
+
+  const write = await askSlot(deps, workspaceId, input);
+
+  const written = await deps.creates.write({ ...write, workspaceId, key, requestId });
+
+  if (written.kind === 'found') return { kind: 'replayed', answer: replayFoundRow(written.row, { id: key!.id, fingerprint: key!.fingerprint, requestId }) };
+  if (written.kind === 'in_progress') throw new DomainError('idempotency_request_in_progress', { retryAfterSeconds: 1 });
+  if (write.kind === 'fail') throw write.failure;
+  if (write.kind === 'refuse') throw write.refusal;
+  if (written.kind === 'slot_taken') throw new DomainError('slot_unavailable');
+  return { kind: 'created', booking: write.booking };
 }
 
-/**
- * decisions.md §6: the start must be a Slot the availability service would offer now; the Booking is
- * confirmed at version 1 with its calendar pending. The prior check can race with another create, so the
- * insert itself is guarded by the no-overlap constraint (slot_unavailable when it loses).
- */
-export async function createBooking(
-  deps: { slots: SlotChecker; uow: BookingUnitOfWork; now: Date },
-  workspaceId: string,
-  input: CreateBookingInput,
-): Promise<BookingRecord> {
-  const check = await deps.slots.check(workspaceId, { eventTypeId: input.eventTypeId, startAt: input.startAt });
-  if (!check.bookable) throw slotRefusal(check.reason, 'create');
-
-  const booking = await deps.uow.insert(newBookingRecord(workspaceId, input, check, deps.now));
-  await deps.uow.announce({ type: 'booking.created', booking, occurredAt: deps.now });
-  return booking;
+/** Step 2: the slot check's answer as the write it leads to. */
+async function askSlot(deps: CreateBookingDeps, workspaceId: string, input: CreateBookingInput): Promise<DistributiveOmit<CreateWrite, 'workspaceId' | 'key' | 'requestId'>> {
+  let check: SlotCheckResponse;
+  try {
+    check = await deps.slots.check(workspaceId, { eventTypeId: input.eventTypeId, startAt: input.startAt });
+  } catch (failure) {
+    return { kind: 'fail', failure };
+  }
+  if (!check.bookable) return { kind: 'refuse', refusal: slotRefusal(check.reason, 'create') };
+  const now = deps.clock();
+  const booking = newBookingRecord(workspaceId, input, check, now);
+  return { kind: 'insert', booking, announcement: { type: 'booking.created', booking, occurredAt: now } };
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** The Booking a create makes from a "bookable" slot check: confirmed, version 1, calendar pending (decisions.md §6). */
 export function newBookingRecord(

@@ -13,28 +13,24 @@ import {
 } from '@sched/contracts';
 import type { Db } from '@sched/db';
 import { forbidden, parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
-import { parseIdempotencyKey, type IdempotentOutcome } from '@sched/idempotency';
+import { dataAnswer } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
 import { cancelBooking, rescheduleBooking } from '../domain/change-booking';
-import { answeredSlotChecker, askSlot, createBooking, newBookingRecord } from '../domain/create-booking';
+import { createBooking, type CreateBookingDeps } from '../domain/create-booking';
 import { listBookingsPage } from '../domain/list-bookings';
 import type { SlotChecker } from '../domain/ports';
 import { bookingUnitOfWork } from '../store/booking-unit-of-work';
-import type { CreateBatcher } from '../store/create-batch.queries';
 import { findBooking, listBookings } from '../store/booking.queries';
-import { groupCommittedCreate } from './group-committed-create';
-import { bookingEnvelope, idempotentMutation, sendOutcome } from './idempotent-response';
+import { createKey, idempotentMutation, sendOutcome } from './idempotent-response';
 
 export interface BookingRouteDeps {
   db: Db;
   slots: SlotChecker;
-  /** Group commit of creates whose slot check said "bookable". */
-  creates: CreateBatcher;
+  /** The create use case's collaborators (its store is group-committed). */
+  create: CreateBookingDeps;
   cursors: CursorCodec;
   clock: () => Date;
-  /** FAULT_CRASH_AFTER_COMMIT (test only): die between commit and reply, as a crash would. */
-  crashAfterCommit: boolean;
 }
 
 /** None of these endpoints takes query parameters; an unknown one is 400 (decisions.md §1). */
@@ -51,41 +47,17 @@ function bookingIdOf(req: Request): string {
 export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): void {
   const { db, slots } = deps;
 
-  /**
-   * Create, for the public API and for the hosted booking page (same rules and answers, other source). A
-   * "bookable" slot check goes through the group commit (one transaction for the creates arriving together);
-   * a refusal or a failed check takes the one-request transaction, which stores the refusal or replays a
-   * finished key (a retry still replays while availability is down).
-   */
+  /** Create, for the public API and for the hosted booking page (same rules and answers, other source). */
   const create = async (req: Request, res: Response, workspaceId: string, body: CreateBookingBody, origin: { source: BookingSource; invitationId: string | null }) => {
-    // A malformed Idempotency-Key is refused before anything is asked.
-    parseIdempotencyKey(requestContext(req).idempotencyKey);
-    const input = { ...origin, eventTypeId: body.event_type_id, startAt: body.start_at, guest: body.guest, metadata: body.metadata ?? {} };
-    // Asked before the transaction opens: no pooled connection waits on availability's answer.
-    const question = { eventTypeId: input.eventTypeId, startAt: input.startAt };
-    const answer = await askSlot(slots, workspaceId, question);
-    let outcome: IdempotentOutcome;
-    if (answer.ok && answer.value.bookable) {
-      const now = deps.clock();
-      outcome = await groupCommittedCreate(req, deps.creates, newBookingRecord(workspaceId, input, answer.value, now), now);
-    } else {
-      const checked = answeredSlotChecker(slots, workspaceId, question, answer);
-      outcome = await idempotentMutation(
-        req,
-        db,
-        workspaceId,
-        async (tx, ctx) => {
-          const booking = await createBooking({ slots: checked, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, input);
-          return { status: 201, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
-        },
-        // createBooking refuses (4xx) before its first write, and its insert turns an overlap into "no row"
-        // instead of a failed statement, so the create needs no savepoint: two round trips fewer per booking.
-        { savepoint: false },
-      );
-    }
-    // Committed, not yet answered: the window the crash test needs (the retry must replay, not rebook).
-    if (deps.crashAfterCommit && !outcome.replayed) process.kill(process.pid, 'SIGKILL');
-    sendOutcome(res, outcome);
+    const outcome = await createBooking(deps.create, {
+      workspaceId,
+      input: { ...origin, eventTypeId: body.event_type_id, startAt: body.start_at, guest: body.guest, metadata: body.metadata ?? {} },
+      // A malformed Idempotency-Key is refused (400) here, before anything is asked.
+      key: createKey(req, workspaceId),
+      requestId: requestContext(req).requestId,
+    });
+    if (outcome.kind === 'created') sendData(res, 201, toBookingResource(outcome.booking));
+    else sendOutcome(res, outcome.answer);
   };
 
   http.route('POST', '/v1/bookings', async (req, res) => {
@@ -128,7 +100,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
         startAt: body.start_at,
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
+      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
     });
     sendOutcome(res, outcome);
   });
@@ -141,7 +113,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
       const booking = await cancelBooking({ uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(req), {
         expectedVersion: body.expected_version,
       });
-      return { status: 200, body: bookingEnvelope(toBookingResource(booking), ctx.requestId) };
+      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
     });
     sendOutcome(res, outcome);
   });

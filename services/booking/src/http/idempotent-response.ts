@@ -1,14 +1,14 @@
 import type { Request, Response } from 'express';
-import type { Booking } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
-import { parseIdempotencyKey, requestFingerprint, runIdempotent, type IdempotentOutcome, type StoredResponse } from '@sched/idempotency';
+import { idempotencyRowIdentity, parseIdempotencyKey, requestFingerprint, runIdempotent, type IdempotentOutcome, type StoredResponse } from '@sched/idempotency';
 import { requestContext } from '@sched/http';
+import type { CreateKey } from '../domain/ports';
 import { idempotencyKeys } from '../store/schema';
 
 /**
  * What decisions.md §4 keys a request by: its validated Idempotency-Key (undefined without one), the scope
  * (workspace, API key, method, path) and the fingerprint (no body and `{}` are the same request: cancel's
- * body is optional). Shared by the one-request path and the group commit, so both key a request alike.
+ * body is optional). Shared by runIdempotent's mutations and the create, so all key a request alike.
  */
 export function idempotentRequest(req: Request, workspaceId: string) {
   const ctx = requestContext(req);
@@ -20,8 +20,11 @@ export function idempotentRequest(req: Request, workspaceId: string) {
   };
 }
 
-/** The answer body of a Booking mutation: `{data, meta: {request_id}}`. */
-export const bookingEnvelope = (data: Booking, requestId: string) => ({ data, meta: { request_id: requestId } });
+/** A create's key (domain CreateKey): its row identity and fingerprint, or undefined without the header (400 when malformed). */
+export function createKey(req: Request, workspaceId: string): CreateKey | undefined {
+  const { key, scope, fingerprint } = idempotentRequest(req, workspaceId);
+  return key === undefined ? undefined : { ...idempotencyRowIdentity(idempotencyKeys, scope, key), fingerprint };
+}
 
 /**
  * Runs a mutation under the request's Idempotency-Key (decisions.md §4) in one transaction with its key row
@@ -34,7 +37,6 @@ export async function idempotentMutation(
   db: Db,
   workspaceId: string,
   execute: (tx: DbTx, ctx: { workspaceId: string; requestId: string }) => Promise<StoredResponse>,
-  opts: { savepoint?: boolean } = {},
 ): Promise<IdempotentOutcome> {
   const request = idempotentRequest(req, workspaceId);
   return runIdempotent({
@@ -42,12 +44,11 @@ export async function idempotentMutation(
     table: idempotencyKeys,
     ...request,
     execute: (tx) => execute(tx, { workspaceId, requestId: request.requestId }),
-    savepoint: opts.savepoint,
   });
 }
 
 /** Sends the outcome: the stored or fresh status and body, plus `Idempotent-Replayed` on a replay. */
-export function sendOutcome(res: Response, outcome: IdempotentOutcome): void {
+export function sendOutcome(res: Response, outcome: StoredResponse & { headers: Record<string, string> }): void {
   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
   res.status(outcome.status).json(outcome.body);
 }

@@ -57,48 +57,6 @@ function toRecord(r: Row): BookingRecord {
   };
 }
 
-/**
- * Inserts a confirmed Booking, or throws slot_unavailable when the no-overlap constraint holds another
- * Booking of the host in the range. `ON CONFLICT DO NOTHING` (exclusion constraints may arbitrate it) makes
- * a lost race "no row" rather than a failed statement: the transaction stays usable (to store the 409 under
- * its idempotency key) and Postgres checks with its livelock-preventing protocol, so two racing inserts do
- * not deadlock each other.
- */
-export async function insertBooking(tx: Conn, b: BookingRecord): Promise<BookingRecord> {
-  const rows = await tx
-    .insert(bookings)
-    .values({
-      id: b.id,
-      workspaceId: b.workspaceId,
-      status: b.status,
-      version: b.version,
-      source: b.source,
-      invitationId: b.invitationId,
-      eventTypeId: b.eventTypeId,
-      hostId: b.hostId,
-      startAt: b.startAt,
-      endAt: b.endAt,
-      blockedFrom: b.blockedFrom,
-      blockedTo: b.blockedTo,
-      guestName: b.guest.name,
-      guestEmail: b.guest.email,
-      guestTimezone: b.guest.timezone,
-      meetingType: b.meetingType,
-      joinUrl: b.joinUrl,
-      calendarStatus: b.calendarStatus,
-      calendarErrorCode: b.calendarErrorCode,
-      calendarWrittenAt: b.calendarWrittenAt,
-      metadata: b.metadata,
-      createdAt: b.createdAt,
-      rescheduledAt: b.rescheduledAt,
-      cancelledAt: b.cancelledAt,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (!rows[0]) throw new DomainError('slot_unavailable');
-  return toRecord(rows[0]);
-}
-
 export async function findBooking(db: Conn, workspaceId: string, id: string): Promise<BookingRecord | null> {
   const [row] = await db
     .select()

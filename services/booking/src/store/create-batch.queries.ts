@@ -1,86 +1,106 @@
 import type { Pool } from 'pg';
+import { DomainError } from '@sched/contracts';
 import { pgErrorCode } from '@sched/db';
-import type { BookingRecord } from '../domain/booking';
-import type { EventEnvelope } from '@sched/messaging';
-import { createMicroBatcher, type MicroBatcher } from './micro-batcher';
+import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
+import { dataAnswer, DEFAULT_RETENTION_MS, defaultStorableError } from '@sched/idempotency';
+import { toBookingResource } from '../domain/booking';
+import type { BookingCreates, CreateWrite, CreateWritten } from '../domain/ports';
+import { announcementEnvelope } from '../events/booking-events';
 
 /**
- * One create as booking.create_bookings (migration 0003) reads it: every value computed here, the function
- * only decides which answer applies. `key_id` null: no Idempotency-Key (no lock, lookup or key row).
+ * One create as booking.create_bookings (migration 0006) reads it. Every value is computed here; the function
+ * writes them and says which way the write ended. Key fields null: no Idempotency-Key (no protocol, no key row).
  */
 export interface CreateBatchRow {
+  kind: CreateWrite['kind'];
+  workspace_id: string;
   key_id: string | null;
   lock_key: string | null;
   fingerprint: string | null;
   retention_s: number;
-  id: string;
-  workspace_id: string;
-  source: string;
-  invitation_id: string | null;
-  event_type_id: string;
-  host_id: string;
-  start_at: string;
-  end_at: string;
-  blocked_from: string;
-  blocked_to: string;
-  guest_name: string;
-  guest_email: string;
-  guest_timezone: string;
-  meeting_type: string;
+  /** kind 'insert': the Booking's columns, its event, and the answers stored when it was inserted / refused. */
+  id?: string;
+  source?: string;
+  invitation_id?: string | null;
+  event_type_id?: string;
+  host_id?: string;
+  start_at?: string;
+  end_at?: string;
+  blocked_from?: string;
+  blocked_to?: string;
+  guest_name?: string;
+  guest_email?: string;
+  guest_timezone?: string;
+  meeting_type?: string;
   /** The caller's JSON text, stored as `json` (keeps key order). */
-  metadata: string;
-  created_at: string;
-  event_id: string;
-  event: string;
-  /** The stored answers (JSON text): 201 when the insert takes, 409 slot_unavailable when it overlaps. */
-  created_body: string;
-  conflict_body: string;
+  metadata?: string;
+  created_at?: string;
+  event_id?: string;
+  event?: string;
+  created_body?: string | null;
+  conflict_body?: string | null;
+  /** kind 'refuse': the refusal's stored answer. */
+  refusal_status?: number;
+  refusal_body?: string;
 }
 
-export type CreateBatchResult =
-  | { outcome: 'in_progress' }
-  | { outcome: 'found'; status: number; body: string; fingerprint: string; sealed: boolean }
-  | { outcome: 'created' | 'conflict'; status: number; body: string };
-
-export function createBatchRow(args: {
-  booking: BookingRecord;
-  event: EventEnvelope;
-  key: { id: string; lockKey: string; fingerprint: string; retentionMs: number } | undefined;
-  createdBody: string;
-  conflictBody: string;
-}): CreateBatchRow {
-  const { booking: b, event, key } = args;
-  return {
+/** The row of one write; the stored answers are @sched/idempotency's envelopes, as the route sends them. */
+export function createBatchRow(create: CreateWrite): CreateBatchRow {
+  const { key, requestId } = create;
+  const base = {
+    kind: create.kind,
     key_id: key?.id ?? null,
     lock_key: key?.lockKey ?? null,
     fingerprint: key?.fingerprint ?? null,
-    retention_s: (key?.retentionMs ?? 0) / 1000,
-    id: b.id,
-    workspace_id: b.workspaceId,
-    source: b.source,
-    invitation_id: b.invitationId,
-    event_type_id: b.eventTypeId,
-    host_id: b.hostId,
-    start_at: b.startAt.toISOString(),
-    end_at: b.endAt.toISOString(),
-    blocked_from: b.blockedFrom.toISOString(),
-    blocked_to: b.blockedTo.toISOString(),
-    guest_name: b.guest.name,
-    guest_email: b.guest.email,
-    guest_timezone: b.guest.timezone,
-    meeting_type: b.meetingType,
-    metadata: JSON.stringify(b.metadata),
-    created_at: b.createdAt.toISOString(),
-    event_id: event.id,
-    event: JSON.stringify(event),
-    created_body: args.createdBody,
-    conflict_body: args.conflictBody,
+    retention_s: DEFAULT_RETENTION_MS / 1000,
   };
+  switch (create.kind) {
+    case 'fail':
+      return { ...base, workspace_id: keyedWorkspace(create) };
+    case 'refuse': {
+      const answer = defaultStorableError(create.refusal, requestId);
+      if (!answer) throw new Error(`a refusal must be a storable 4xx DomainError (${create.refusal.code})`);
+      return { ...base, workspace_id: keyedWorkspace(create), refusal_status: answer.status, refusal_body: JSON.stringify(answer.body) };
+    }
+    case 'insert': {
+      const b = create.booking;
+      const event = announcementEnvelope(create.announcement);
+      return {
+        ...base,
+        workspace_id: b.workspaceId,
+        id: b.id,
+        source: b.source,
+        invitation_id: b.invitationId,
+        event_type_id: b.eventTypeId,
+        host_id: b.hostId,
+        start_at: b.startAt.toISOString(),
+        end_at: b.endAt.toISOString(),
+        blocked_from: b.blockedFrom.toISOString(),
+        blocked_to: b.blockedTo.toISOString(),
+        guest_name: b.guest.name,
+        guest_email: b.guest.email,
+        guest_timezone: b.guest.timezone,
+        meeting_type: b.meetingType,
+        metadata: JSON.stringify(b.metadata),
+        created_at: b.createdAt.toISOString(),
+        event_id: event.id,
+        event: JSON.stringify(event),
+        created_body: key && JSON.stringify(dataAnswer(201, toBookingResource(b), requestId).body),
+        conflict_body: key && JSON.stringify(defaultStorableError(new DomainError('slot_unavailable'), requestId)!.body),
+      };
+    }
+  }
+}
+
+/** The workspace of a refusal or a failure: only keyed ones reach the database (see bookingCreates). */
+function keyedWorkspace(create: CreateWrite & { kind: 'refuse' | 'fail' }): string {
+  if (!create.key) throw new Error('a refusal or failure without a key has nothing to write');
+  return create.workspaceId;
 }
 
 interface ResultRow {
   item_index: number;
-  outcome: 'in_progress' | 'found' | 'created' | 'conflict';
+  outcome: 'in_progress' | 'found' | 'created' | 'slot_taken' | 'refused' | 'failed';
   response_status: number | null;
   response_body: string | null;
   response_fingerprint: string | null;
@@ -90,15 +110,20 @@ interface ResultRow {
 /** Deadlock between two batches (each waiting on the other's overlapping Booking) or a serialization failure. */
 const retryAlone = (err: unknown) => pgErrorCode(err) === '40P01' || pgErrorCode(err) === '40001';
 
-export type CreateBatcher = MicroBatcher<CreateBatchRow, CreateBatchResult>;
+export interface BookingCreatesStore extends BookingCreates {
+  /** The group commit's counters (tests, metrics). */
+  stats: GroupCommit<CreateBatchRow, CreateWritten>['stats'];
+}
 
 /**
- * Group commit for creates: the creates that arrive while earlier batches run share one call of
- * booking.create_bookings, one round trip and one commit for all. A deadlock between two batches runs
- * their items again one by one.
+ * The store of creates (domain BookingCreates), group-committed: the creates that arrive while earlier
+ * batches run share one call of booking.create_bookings, one round trip and one commit for all. Two
+ * creates under one key never share a batch (the later one sees the first committed, or in progress). A
+ * deadlock between two batches runs their items again one by one. A refusal or failure without a key has
+ * nothing to write and no key to look up, so it never reaches the database.
  */
-export function createBookingBatcher(opts: { pool: Pool; outboxChannel: string; maxInFlight: number; maxBatch: number }): CreateBatcher {
-  return createMicroBatcher<CreateBatchRow, CreateBatchResult>({
+export function bookingCreates(opts: { pool: Pool; outboxChannel: string; maxInFlight: number; maxBatch: number }): BookingCreatesStore {
+  const batches = createGroupCommit<CreateBatchRow, CreateWritten>({
     maxInFlight: opts.maxInFlight,
     maxBatch: opts.maxBatch,
     keyOf: (row) => row.key_id ?? undefined,
@@ -109,20 +134,24 @@ export function createBookingBatcher(opts: { pool: Pool; outboxChannel: string; 
         text: 'SELECT item_index, outcome, response_status, response_body, response_fingerprint, response_sealed FROM booking.create_bookings($1::jsonb, $2)',
         values: [JSON.stringify(rows), opts.outboxChannel],
       });
-      const answers = new Array<CreateBatchResult>(rows.length);
-      for (const r of results) answers[r.item_index] = toResult(r);
-      return answers;
+      const written = new Array<CreateWritten>(rows.length);
+      for (const r of results) written[r.item_index] = toWritten(r);
+      return written;
     },
   });
+  return {
+    write: async (create) => {
+      if (!create.key && create.kind === 'refuse') return { kind: 'refused' };
+      if (!create.key && create.kind === 'fail') return { kind: 'failed' };
+      return batches.submit(createBatchRow(create));
+    },
+    stats: () => batches.stats(),
+  };
 }
 
-function toResult(r: ResultRow): CreateBatchResult {
-  switch (r.outcome) {
-    case 'in_progress':
-      return { outcome: 'in_progress' };
-    case 'found':
-      return { outcome: 'found', status: r.response_status!, body: r.response_body!, fingerprint: r.response_fingerprint!, sealed: r.response_sealed === true };
-    default:
-      return { outcome: r.outcome, status: r.response_status!, body: r.response_body! };
+function toWritten(r: ResultRow): CreateWritten {
+  if (r.outcome === 'found') {
+    return { kind: 'found', row: { status: r.response_status!, body: r.response_body!, fingerprint: r.response_fingerprint!, sealed: r.response_sealed === true } };
   }
+  return { kind: r.outcome };
 }

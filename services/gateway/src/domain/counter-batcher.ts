@@ -1,3 +1,5 @@
+import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
+
 /**
  * Adds `n` requests to a key's window in the shared store and returns the window's new total
  * (one atomic upsert: `count = count + n RETURNING count`).
@@ -15,18 +17,17 @@ export interface CounterFailure {
   reportsBatch: boolean;
 }
 
-/** Settles one request's count() with its outcome. */
-type Waiter = (outcome: number | CounterFailure) => void;
-
-interface Lane {
-  /** Arrived while an upsert of this key and window was in flight; sent together when it ends. */
-  next: Waiter[];
+/** One request to count: the lane is its key and window. */
+interface CountRequest {
+  keyId: string;
+  windowStart: Date;
 }
 
 /**
- * Group commit for the rate-limit counters (decisions.md §12). Per key and window at most one upsert
- * is in flight in this process; requests arriving meanwhile join the next batch, which goes out as
- * one upsert of +n as soon as the one in flight ends. A lone request is sent at once (no timer).
+ * Group commit for the rate-limit counters (decisions.md §12), on @sched/group-commit with one lane
+ * per key and window. Per lane at most one upsert is in flight in this process; requests arriving meanwhile
+ * join the next batch, which goes out as one upsert of +n as soon as the one in flight ends. A lone request
+ * is sent at once (no timer).
  *
  * Counting stays exact and shared across replicas: an upsert of +n that returns `total` owns the
  * positions total-n+1 … total, handed to the batch's requests in arrival order, so each request gets
@@ -36,61 +37,33 @@ interface Lane {
  * one of them reports it); the next batch is sent as usual.
  */
 export class CounterBatcher {
-  /** Keys (window start + key id) with an upsert in flight. */
-  private readonly lanes = new Map<string, Lane>();
+  private readonly batches: GroupCommit<CountRequest, number | CounterFailure>;
 
-  constructor(private readonly add: AddRequests) {}
+  constructor(add: AddRequests) {
+    this.batches = createGroupCommit<CountRequest, number | CounterFailure>({
+      maxInFlight: 1,
+      maxBatch: Infinity,
+      // The time has no ':', so the first ':' separates it from the key id: distinct pairs never share a lane.
+      laneOf: (r) => `${r.windowStart.getTime()}:${r.keyId}`,
+      run: async (batch) => {
+        const n = batch.length;
+        try {
+          const total = await add(batch[0]!.keyId, batch[0]!.windowStart, n);
+          return batch.map((_, i) => total - n + i + 1);
+        } catch (error) {
+          return batch.map((_, i) => ({ error, batchSize: n, reportsBatch: i === 0 }));
+        }
+      },
+    });
+  }
 
   /** This request's exact count in the window, or a CounterFailure when its batch's upsert failed. */
   count(keyId: string, windowStart: Date): Promise<number | CounterFailure> {
-    // The time has no ':', so the first ':' separates it from the key id: distinct pairs never share a lane.
-    const laneKey = `${windowStart.getTime()}:${keyId}`;
-    return new Promise((resolve) => {
-      const lane = this.lanes.get(laneKey);
-      if (lane) {
-        lane.next.push(resolve);
-        return;
-      }
-      const fresh: Lane = { next: [] };
-      this.lanes.set(laneKey, fresh);
-      this.send(laneKey, fresh, keyId, windowStart, [resolve]);
-    });
+    return this.batches.submit({ keyId, windowStart });
   }
 
   /** Number of key/window pairs with an upsert in flight (for tests and metrics). */
   get inFlight(): number {
-    return this.lanes.size;
-  }
-
-  private send(laneKey: string, lane: Lane, keyId: string, windowStart: Date, batch: Waiter[]): void {
-    const n = batch.length;
-    let pending: Promise<number>;
-    try {
-      pending = this.add(keyId, windowStart, n);
-    } catch (err) {
-      pending = Promise.reject(err);
-    }
-    void pending.then(
-      (total) => {
-        this.sendNext(laneKey, lane, keyId, windowStart);
-        const first = total - n;
-        for (let i = 0; i < n; i++) batch[i]!(first + i + 1);
-      },
-      (err: unknown) => {
-        this.sendNext(laneKey, lane, keyId, windowStart);
-        for (let i = 0; i < n; i++) batch[i]!({ error: err, batchSize: n, reportsBatch: i === 0 });
-      },
-    );
-  }
-
-  /** Sends what queued up behind the finished upsert, or frees the lane when nothing did. */
-  private sendNext(laneKey: string, lane: Lane, keyId: string, windowStart: Date): void {
-    if (lane.next.length === 0) {
-      this.lanes.delete(laneKey);
-      return;
-    }
-    const batch = lane.next;
-    lane.next = [];
-    this.send(laneKey, lane, keyId, windowStart, batch);
+    return this.batches.stats().inFlight;
   }
 }

@@ -5,6 +5,7 @@ import type { Db } from '@sched/db';
 import { parseBody, parseParams, parseQuery, requestContext, sendData, type HttpApp } from '@sched/http';
 import {
   defaultStorableError,
+  findLiveAnswer,
   idempotencyRowIdentity,
   parseIdempotencyKey,
   replayFoundRow,
@@ -15,7 +16,6 @@ import {
 } from '@sched/idempotency';
 import * as page from '../domain/booking-page';
 import type { PageBooking } from '../domain/ports';
-import { findLivePageAnswer } from '../store/page-idempotency.queries';
 import { idempotencyKeys } from '../store/schema';
 import { invitationPageOut, publicPageOut, slotsOut } from './presenters';
 
@@ -77,7 +77,7 @@ async function idempotentPageBooking(
   const scope = { workspaceId: owner.workspaceId, apiKeyId: owner.caller, method: 'POST', path: req.path };
   const fingerprint = requestFingerprint('POST', req.path, req.body);
   const { id } = idempotencyRowIdentity(idempotencyKeys, scope, key);
-  const found = await findLivePageAnswer(deps.db, owner.workspaceId, id);
+  const found = await findLiveAnswer(deps.db, idempotencyKeys, owner.workspaceId, id);
   let outcome: IdempotentOutcome;
   if (found) {
     outcome = replayFoundRow(found, { id, fingerprint, requestId });

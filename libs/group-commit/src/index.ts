@@ -1,0 +1,1 @@
+export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit';
