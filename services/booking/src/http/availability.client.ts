@@ -1,12 +1,7 @@
-import { DomainError, slotCheckResponseSchema, toTimestamp, type SlotCheckResponse } from '@sched/contracts';
+import { DomainError, parseRetryAfterSeconds, slotCheckResponseSchema, toTimestamp, type SlotCheckResponse } from '@sched/contracts';
 import { createInternalClient, onBehalfOf, UpstreamError, type CredentialSigner } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { SlotChecker } from '../domain/ports';
-
-function retryAfterSeconds(header: string | string[] | undefined): number {
-  const n = Number(Array.isArray(header) ? header[0] : header);
-  return Number.isFinite(n) && n >= 0 ? Math.ceil(n) : 1;
-}
 
 /**
  * The availability service's slot check, failing closed: without a trustworthy "yes" nothing is booked.
@@ -53,7 +48,7 @@ export function createSlotChecker(opts: { baseUrl: string; timeoutMs: number; lo
       }
       if (res.status === 503) {
         const code = (res.body as { error?: { code?: unknown } } | undefined)?.error?.code;
-        throw new DomainError(code === 'service_unavailable' ? 'service_unavailable' : 'calendar_unavailable', { retryAfterSeconds: retryAfterSeconds(res.headers['retry-after']) });
+        throw new DomainError(code === 'service_unavailable' ? 'service_unavailable' : 'calendar_unavailable', { retryAfterSeconds: parseRetryAfterSeconds(res.headers['retry-after']) ?? 1 });
       }
       // An Event Type unknown in this workspace may also come back as a plain 404.
       if (res.status === 404) return { bookable: false, reason: 'not_found' };

@@ -1,18 +1,8 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import {
-  cancelBookingBodySchema,
-  createBookingBodySchema,
-  DomainError,
-  internalCreateBookingSchema,
-  isId,
-  listBookingsQuerySchema,
-  rescheduleBookingBodySchema,
-  type BookingSource,
-  type CreateBookingBody,
-} from '@sched/contracts';
+import { DomainError, internalCreateBookingSchema, isId, type BookingSource, type CreateBookingBody } from '@sched/contracts';
 import type { Db } from '@sched/db';
-import { forbidden, parseBody, parseQuery, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { forbidden, parseBody, parseQuery, registerOperations, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
 import { dataAnswer } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
@@ -33,12 +23,11 @@ export interface BookingRouteDeps {
   clock: () => Date;
 }
 
-/** None of these endpoints takes query parameters; an unknown one is 400 (decisions.md §1). */
+/** The internal create takes no query parameters; an unknown one is 400 (decisions.md §1). */
 const noQuery = z.strictObject({});
 
 /** A malformed id cannot exist, so it is the same 404 as an unknown one or another workspace's. */
-function bookingIdOf(req: Request): string {
-  const id = String(req.params.booking);
+function bookingIdOf(id: string): string {
   if (!isId('bkg', id)) throw new DomainError('not_found');
   return id;
 }
@@ -60,12 +49,6 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
     else sendOutcome(res, outcome.answer);
   };
 
-  http.route('POST', '/v1/bookings', async (req, res) => {
-    parseQuery(noQuery, req);
-    const body = parseBody(createBookingBodySchema, req);
-    await create(req, res, requireWorkspace(req), body, { source: 'api', invitationId: null });
-  });
-
   /**
    * Internal (contracts internalCreateBookingSchema): the hosted booking page's create, called by the
    * invitation service, never routed by the gateway. The workspace is the path's; every query is scoped by it.
@@ -78,43 +61,43 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
     await create(req, res, String(req.params.ws), body, { source, invitationId: invitation_id ?? null });
   });
 
-  http.route('GET', '/v1/bookings', async (req, res) => {
-    const query = parseQuery(listBookingsQuerySchema, req);
-    const page = await listBookingsPage({ read: (p) => listBookings(db, p), cursors: deps.cursors }, requireWorkspace(req), query);
-    sendData(res, 200, page.items.map(toBookingResource), { next_cursor: page.nextCursor });
-  });
+  // The five v1 operations (libs/contracts V1_OPERATIONS, owner booking): query and body parsed from the table.
+  registerOperations(http, 'booking', {
+    async createBooking({ body }, req, res) {
+      await create(req, res, requireWorkspace(req), body, { source: 'api', invitationId: null });
+    },
 
-  http.route('GET', '/v1/bookings/:booking', async (req, res) => {
-    parseQuery(noQuery, req);
-    const workspaceId = requireWorkspace(req);
-    const booking = await findBooking(db, workspaceId, bookingIdOf(req));
-    if (!booking) throw new DomainError('not_found');
-    sendData(res, 200, toBookingResource(booking));
-  });
+    async listBookings({ query }, req, res) {
+      const page = await listBookingsPage({ read: (p) => listBookings(db, p), cursors: deps.cursors }, requireWorkspace(req), query);
+      sendData(res, 200, page.items.map(toBookingResource), { next_cursor: page.nextCursor });
+    },
 
-  http.route('POST', '/v1/bookings/:booking/reschedule', async (req, res) => {
-    parseQuery(noQuery, req);
-    const body = parseBody(rescheduleBookingBodySchema, req);
-    const outcome = await idempotentMutation(req, db, requireWorkspace(req), async (tx, ctx) => {
-      const booking = await rescheduleBooking({ slots, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(req), {
-        startAt: body.start_at,
-        expectedVersion: body.expected_version,
+    async getBooking({ params }, req, res) {
+      const booking = await findBooking(db, requireWorkspace(req), bookingIdOf(params.booking));
+      if (!booking) throw new DomainError('not_found');
+      sendData(res, 200, toBookingResource(booking));
+    },
+
+    async rescheduleBooking({ params, body }, req, res) {
+      const outcome = await idempotentMutation(req, db, requireWorkspace(req), async (tx, ctx) => {
+        const booking = await rescheduleBooking({ slots, uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(params.booking), {
+          startAt: body.start_at,
+          expectedVersion: body.expected_version,
+        });
+        return dataAnswer(200, toBookingResource(booking), ctx.requestId);
       });
-      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
-    });
-    sendOutcome(res, outcome);
-  });
+      sendOutcome(res, outcome);
+    },
 
-  http.route('POST', '/v1/bookings/:booking/cancel', async (req, res) => {
-    parseQuery(noQuery, req);
     // The body is optional: none is the same as `{}`.
-    const body = req.body === undefined ? {} : parseBody(cancelBookingBodySchema, req);
-    const outcome = await idempotentMutation(req, db, requireWorkspace(req), async (tx, ctx) => {
-      const booking = await cancelBooking({ uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(req), {
-        expectedVersion: body.expected_version,
+    async cancelBooking({ params, body }, req, res) {
+      const outcome = await idempotentMutation(req, db, requireWorkspace(req), async (tx, ctx) => {
+        const booking = await cancelBooking({ uow: bookingUnitOfWork(tx), now: deps.clock() }, ctx.workspaceId, bookingIdOf(params.booking), {
+          expectedVersion: body?.expected_version,
+        });
+        return dataAnswer(200, toBookingResource(booking), ctx.requestId);
       });
-      return dataAnswer(200, toBookingResource(booking), ctx.requestId);
-    });
-    sendOutcome(res, outcome);
+      sendOutcome(res, outcome);
+    },
   });
 }
