@@ -132,7 +132,7 @@ async function httpFigures(fx: Fixture) {
     children.push(calendar);
     const calendarUrl = `http://127.0.0.1:${await listeningPort(calendar)}`;
 
-    const [availabilityPort, gatewayPort] = [await freePort(), await freePort()];
+    const [availabilityPort, gatewayPort, gatewayOpsPort] = [await freePort(), await freePort(), await freePort()];
     const availabilityUrl = `http://127.0.0.1:${availabilityPort}`;
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     const common = { HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_ENV: 'production', AMQP_URL: amqp.url, AMQP_PREFIX: amqp.prefix, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS };
@@ -147,6 +147,8 @@ async function httpFigures(fx: Fixture) {
     const gateway = startChild(path.join(ROOT, 'services/gateway/src/main.ts'), [], {
       ...common,
       PORT: String(gatewayPort),
+      // The gateway answers /readyz on its operations port only.
+      OPS_PORT: String(gatewayOpsPort),
       DATABASE_URL: db.urlFor('gateway'),
       ADMIN_TOKEN,
       AVAILABILITY_URL: availabilityUrl,
@@ -156,7 +158,7 @@ async function httpFigures(fx: Fixture) {
       WEBHOOK_DISPATCH_URL: availabilityUrl,
     }, process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_PROFILE_DIR, 'gateway')}`] : []);
     children.push(gateway);
-    await Promise.all([waitReady(availability, availabilityUrl), waitReady(gateway, gatewayUrl)]);
+    await Promise.all([waitReady(availability, availabilityUrl), waitReady(gateway, `http://127.0.0.1:${gatewayOpsPort}`)]);
     log('services ready; seeding');
 
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
