@@ -40,7 +40,7 @@ export async function buildGatewayApp(deps: {
   const { config, logger } = deps;
   const signer = createCredentialSigner({ service: 'gateway', ring: await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS) });
   const db = createDb(deps.pool);
-  const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
+  const counterPool = deps.counterPool ?? deps.pool;
   // The forwarding hop is the hottest path: a lean node:http client there (libs/http forward-client.ts).
   // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
   // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
@@ -72,7 +72,7 @@ export async function buildGatewayApp(deps: {
 
   const v1Auth = apiKeyAuth({
     authenticate,
-    addRequests: (keyId, start, n) => addRequests(counterDb, keyId, start, n),
+    addRequests: (keyId, start, n) => addRequests(counterPool, keyId, start, n),
     defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
     logger,
   });
@@ -85,7 +85,7 @@ export async function buildGatewayApp(deps: {
   http.app.use('/v1', v1Auth);
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
   registerV1Routes(http, v1);
-  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation, logger }));
+  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterPool, invitation, logger }));
   http.finalize();
   return {
     http,
