@@ -12,7 +12,7 @@ import { registerAdminRoutes } from './http/admin.routes';
 import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
 import { apiKeyAuth } from './http/api-key-auth.middleware';
 import { registerV1Routes, v1FastRoutes, v1Routes } from './http/v1.routes';
-import { v1FastPath } from './http/v1-fast-path';
+import { registerV1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
 import { addRequests } from './store/rate-limit.queries';
@@ -77,9 +77,9 @@ export async function buildGatewayApp(deps: {
     logger,
   });
   const v1 = v1Routes(upstreams);
-  // The hot v1 GETs skip the router but run the same handlers in the same order (v1-fast-path.ts);
-  // every other request passes through it untouched.
-  http.app.use(v1FastPath(v1FastRoutes(v1), v1Auth));
+  // The hot v1 GETs are answered before express by the same handlers in the same order
+  // (v1-fast-path.ts); every other request goes to express.
+  registerV1FastPath(http, v1FastRoutes(v1), v1Auth);
   // Authentication runs before routing so that 401 comes before 404/405 (decisions.md §2).
   http.app.use('/admin', adminAuth(config.ADMIN_TOKEN));
   http.app.use('/v1', v1Auth);

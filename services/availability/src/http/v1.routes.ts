@@ -1,4 +1,3 @@
-import type { Request, Response } from 'express';
 import { z } from 'zod';
 import {
   combineEventTypesListParams,
@@ -8,7 +7,7 @@ import {
   listSlotsQuerySchema,
   type ListSlotsQuery,
 } from '@sched/contracts';
-import { fastPath, inputGuard, parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type HttpApp } from '@sched/http';
+import { parseBody, parseQuery, requireWorkspace, sendData, sendDataJson, type FastRequest, type FastStep, type HttpApp } from '@sched/http';
 import { listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
 import { nextCursor, noBodySchema, pageOf, type RouteDeps } from './deps';
@@ -21,15 +20,16 @@ const SLOTS = '/v1/event-types/:eventType/slots';
 /** The public v1 endpoints this service owns (api-v1.md), behind the gateway's auth and scopes. */
 export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
   const queries = new SlotsQueries(1000);
-  const slots = async (req: Request, res: Response) => {
+  // On node's request and response only: the fast path and the router both run it.
+  const slots: FastStep = async (req, res) => {
     const ws = requireWorkspace(req);
     const query = queries.of(req);
     parseBody(noBodySchema, req);
     sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
   };
-  // Slots is the hot path: its plain GETs skip the router and run the route's own handlers (libs/http
-  // fast-path.ts). Installed before the v1 routes; none registered before Slots matches its paths.
-  http.app.use(fastPath([{ pattern: SLOTS, steps: [...http.guard('GET', SLOTS), inputGuard, slots] }]));
+  // Slots is the hot path: its plain GETs are answered before express, by the route's own steps
+  // (libs/http fast-path.ts; docs/architecture.md, "Fast path"). No route matches its paths before it.
+  http.fastPath({ routes: [{ pattern: SLOTS, steps: [...http.guard('GET', SLOTS), slots] }] });
 
   http.route('GET', '/v1/event-types', async (req, res) => {
     const ws = requireWorkspace(req);
@@ -61,8 +61,8 @@ class SlotsQueries {
 
   constructor(private readonly maxEntries: number) {}
 
-  of(req: Request): ListSlotsQuery {
-    const url = req.originalUrl;
+  of(req: FastRequest): ListSlotsQuery {
+    const url = req.originalUrl ?? req.url!;
     const q = url.indexOf('?');
     const raw = q < 0 ? '' : url.slice(q + 1);
     const hit = this.parsed.get(raw);
