@@ -2,7 +2,7 @@ import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '@sched/logger';
-import { clientErrorListener } from './client-error';
+import { answerClientErrors } from './client-error';
 import type { FastStep } from './fast-path';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -39,7 +39,7 @@ export class GracefulServer {
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     // What the parser refuses (headers over 16 KiB: 431) is answered with the error envelope too.
-    server.on('clientError', clientErrorListener(this.logger));
+    answerClientErrors(server, this.logger);
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
