@@ -59,7 +59,7 @@ export interface HttpApp {
   guard(method: HttpMethod, path: string): FastStep[];
   /**
    * Serves these GET routes before express, on node's request and response (fast-path.ts; the
-   * documented hot routes: docs/architecture.md, "Fast path"). Everything else goes to the app.
+   * documented hot routes: docs/availability.md, "Fast path"). Everything else goes to the app.
    */
   fastPath(fast: FastPathRoutes): void;
   /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */

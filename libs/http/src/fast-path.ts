@@ -119,7 +119,7 @@ export interface FastPathOptions {
 
 /**
  * The server's request listener when an app has a fast path: a few hot GET routes answered by plain
- * node:http code, everything else handed to the express app untouched (docs/architecture.md, "Fast
+ * node:http code, everything else handed to the express app untouched (docs/availability.md, "Fast
  * path"). It takes a GET without a body, without escapes in its query that the input guard would have
  * to look at, whose path is exactly one of `routes` (plain segments, no trailing slash, the pattern's
  * own spelling of its literals); whose matching is the router's to decide (other methods, a body,

@@ -28,7 +28,7 @@ export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
     sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, ws, String(req.params.eventType), query, deps.now()));
   };
   // Slots is the hot path: its plain GETs are answered before express, by the route's own steps
-  // (libs/http fast-path.ts; docs/architecture.md, "Fast path"). No route matches its paths before it.
+  // (libs/http fast-path.ts; docs/availability.md, "Fast path"). No route matches its paths before it.
   http.fastPath({ routes: [{ pattern: SLOTS, steps: [...http.guard('GET', SLOTS), slots] }] });
 
   http.route('GET', '/v1/event-types', async (req, res) => {
