@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DomainError } from '@sched/contracts';
 import type { Logger } from '@sched/logger';
@@ -27,24 +27,39 @@ function answerFor(code: string | undefined): { status: number; error: DomainErr
   }
 }
 
-interface HttpSocket extends Duplex {
-  _httpMessage?: { headersSent?: boolean } | null;
-}
-
 const answered = new WeakSet<Duplex>();
 
 /**
- * The server's 'clientError' listener: what Node answers by itself to a request its parser refuses
- * (a bare `431` for headers over the limit, a bare `400` for what is not HTTP), answered with the
- * error envelope instead, X-Request-Id and `meta.request_id` as on every other answer. As Node's own
- * handler: only when no answer has started on the connection, and the connection is then closed.
+ * The responses of each connection, oldest first, so that the one the connection is writing (the
+ * oldest unfinished one, as Node keeps it internally) is known through public API only: the server's
+ * 'request' event and each response's writableFinished.
  */
-export function clientErrorListener(logger: Logger): (err: NodeJS.ErrnoException, socket: Duplex) => void {
-  return (err, socket) => {
-    const s = socket as HttpSocket;
+function trackResponses(server: Server): (socket: Duplex) => ServerResponse | undefined {
+  const bySocket = new WeakMap<Duplex, ServerResponse[]>();
+  server.on('request', (req, res: ServerResponse) => {
+    const list = bySocket.get(req.socket);
+    if (!list) {
+      bySocket.set(req.socket, [res]);
+      return;
+    }
+    while (list.length > 0 && list[0]!.writableFinished) list.shift();
+    list.push(res);
+  });
+  return (socket) => bySocket.get(socket)?.find((res) => !res.writableFinished);
+}
+
+/**
+ * Answers what Node answers by itself to a request its parser refuses (a bare `431` for headers over
+ * the limit, a bare `400` for what is not HTTP) with the error envelope instead, X-Request-Id and
+ * `meta.request_id` as on every other answer. As Node's own handler: only when the response the
+ * connection is writing has not started, and the connection is then closed.
+ */
+export function answerClientErrors(server: Server, logger: Logger): void {
+  const inFlight = trackResponses(server);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    if (err.code === 'ECONNRESET' || !socket.writable || s._httpMessage?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight(socket)?.headersSent) {
       socket.destroy();
       return;
     }
@@ -71,5 +86,5 @@ export function clientErrorListener(logger: Logger): (err: NodeJS.ErrnoException
     const timer = setTimeout(() => socket.destroy(), 1000);
     timer.unref();
     socket.once('close', () => clearTimeout(timer));
-  };
+  });
 }

@@ -1,8 +1,9 @@
 import type http from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '@sched/logger';
-import { errorMiddleware } from './error.middleware';
+import { errorAnswer, errorMiddleware } from './error.middleware';
+import { checkFastPattern, fastPathListener, type FastRoute, type FastStep } from './fast-path';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, GracefulServer } from './graceful-server';
 import { healthz, metrics, readyz, type ReadinessChecks } from './health.routes';
 import { createHttpMetrics } from './http-metrics';
@@ -10,7 +11,6 @@ import { createOpsApp } from './ops-app';
 import { inputGuard } from './input-guard.middleware';
 import { jsonBody } from './json-body.middleware';
 import type { CredentialVerifier } from './internal-credential';
-import { preExpressListener } from './pre-express';
 import { requestContextMiddleware } from './request-context.middleware';
 import { accessCheck, accessKey, OPEN_ROUTES, type AccessTable } from './route-access';
 import { RouteTable, type HttpMethod } from './route-table';
@@ -41,14 +41,27 @@ export interface RouteOptions {
   before?: RequestHandler[];
 }
 
+export interface FastPathRoutes {
+  /** The routes, each also registered with http.route (where the router runs the same steps). */
+  routes: FastRoute[];
+  /** Steps the router runs for these requests before routing, after the app's own first ones (e.g. the gateway's key auth). */
+  before?: FastStep[];
+}
+
 export interface HttpApp {
   app: Express;
   /** This app's metrics registry; add service metrics with `registers: [registry]`. */
   registry: Registry;
+  /** Handlers are express's; a FastStep (node's req, res, next) is one too. */
   route(method: HttpMethod, path: string, ...handlers: RequestHandler[]): void;
   route(method: HttpMethod, path: string, options: RouteOptions, ...handlers: RequestHandler[]): void;
   /** The access check http.route puts first on a route, for a fast path that runs the route's handlers itself. */
-  guard(method: HttpMethod, path: string): RequestHandler[];
+  guard(method: HttpMethod, path: string): FastStep[];
+  /**
+   * Serves these GET routes before express, on node's request and response (fast-path.ts; the
+   * documented hot routes: docs/availability.md, "Fast path"). Everything else goes to the app.
+   */
+  fastPath(fast: FastPathRoutes): void;
   /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */
   finalize(): void;
   listen(port: number, host: string): Promise<http.Server>;
@@ -68,17 +81,28 @@ function splitRouteArgs(args: Array<RouteOptions | RequestHandler>): { options: 
 export function createHttpApp(opts: HttpAppOptions): HttpApp {
   const app = express();
   app.disable('x-powered-by');
-  // API responses are computed per request; weak ETags would only add surprise 304s.
+  // API responses are computed per request; weak ETags would only add surprise 304s. (The envelopes
+  // are written by respond.ts's sendText, which is res.send for exactly these settings.)
   app.set('etag', false);
 
   const httpMetrics = createHttpMetrics(opts.service);
   const context = requestContextMiddleware({ logger: opts.logger, metrics: httpMetrics, verifier: opts.internalAuth?.verifier });
   const errors = errorMiddleware(opts.logger);
-  // A fastPath installed right after these two (and after routes only) takes its requests before
-  // express (pre-express.ts); the rest goes to the app.
-  const server: GracefulServer = new GracefulServer(app, opts.logger, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS, () =>
-    preExpressListener(app, [context, server.connectionCloseWhileStopping], errors),
-  );
+  const fastPaths: Array<FastPathRoutes & { taken: Counter }> = [];
+  // With a fast path, its routes are answered by plain node code and the rest goes to the app
+  // (fast-path.ts); the same first steps run on both.
+  const server: GracefulServer = new GracefulServer(app, opts.logger, opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS, () => {
+    const [fast] = fastPaths;
+    if (!fast) return app;
+    return fastPathListener({
+      routes: fast.routes,
+      before: fast.before,
+      leading: [context, server.connectionCloseWhileStopping],
+      answerError: errorAnswer(opts.logger),
+      fallback: app,
+      taken: () => fast.taken.inc(),
+    });
+  });
   const routes = new RouteTable(app);
   let finalized = false;
 
@@ -86,7 +110,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   app.use(server.connectionCloseWhileStopping);
 
   const guarded = new Set<string>();
-  function guard(method: HttpMethod, path: string): RequestHandler[] {
+  function guard(method: HttpMethod, path: string): FastStep[] {
     const key = accessKey(method, path);
     if (!opts.internalAuth || OPEN_ROUTES.has(key)) return [];
     const rule = opts.internalAuth.access[key];
@@ -99,6 +123,14 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     if (finalized) throw new Error(`route ${method} ${path} registered after finalize()`);
     const { options, handlers } = splitRouteArgs(args);
     routes.add(method, path, [...guard(method, path), ...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
+  }
+
+  function fastPath(fast: FastPathRoutes): void {
+    if (finalized) throw new Error(`${opts.service}: fast path registered after finalize()`);
+    if (fastPaths.length > 0) throw new Error(`${opts.service}: one fast path per app`);
+    for (const r of fast.routes) checkFastPattern(r.pattern);
+    const taken = new Counter({ name: 'http_fast_path_requests_total', help: 'HTTP requests answered by the fast path, before express', registers: [httpMetrics.registry] });
+    fastPaths.push({ ...fast, taken });
   }
 
   const ops = {
@@ -131,6 +163,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     registry: httpMetrics.registry,
     route,
     guard,
+    fastPath,
     finalize,
     listen(port, host) {
       finalize();

@@ -1,6 +1,7 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { DomainError, ERROR_STATUS, type ErrorDetail } from '@sched/contracts';
 import { requestContext } from './request-context';
+import { JSON_UTF8, sendJson, sendText } from './respond';
 
 /** Body of every error response (decisions.md §2). */
 export interface ErrorBody {
@@ -8,41 +9,27 @@ export interface ErrorBody {
   meta: { request_id: string };
 }
 
-function requestIdOf(res: Response): string {
+function requestIdOf(res: ServerResponse): string {
   return requestContext(res.req).requestId;
 }
 
 /** Sends `{data, meta:{request_id, ...meta}}`; request_id always wins so a caller cannot spoof it. */
-export function sendData(res: Response, status: number, data: unknown, meta: Record<string, unknown> = {}): void {
+export function sendData(res: ServerResponse, status: number, data: unknown, meta: Record<string, unknown> = {}): void {
   const { request_id: _ignored, ...rest } = meta;
-  res.status(status).json({ data, meta: { request_id: requestIdOf(res), ...rest } });
+  sendJson(res, status, { data, meta: { request_id: requestIdOf(res), ...rest } });
 }
 
-const JSON_UTF8 = 'application/json; charset=utf-8';
-const DATA_OPEN = '{"data":';
-const DATA_OPEN_BYTES = Buffer.from(DATA_OPEN, 'latin1');
+const DATA_OPEN_BYTES = Buffer.from('{"data":', 'latin1');
 
 /**
  * sendData for data already serialised (an answer served from a cache): `dataJson` must be the JSON
- * text of the data; the envelope around it is the same as sendData's.
+ * text of the data; the envelope around it is the same as sendData's. The pieces go to the socket as
+ * they are: a cached answer is tens of KB, and a new string of it per request (then its UTF-8 copy)
+ * would be most of the GC work.
  */
-export function sendDataJson(res: Response, status: number, dataJson: string): void {
-  const tail = `,"meta":{"request_id":${JSON.stringify(requestIdOf(res))}}}`;
-  if (!writesPlainBody(res, status)) {
-    res.status(status).type('application/json; charset=utf-8').send(`${DATA_OPEN}${dataJson}${tail}`);
-    return;
-  }
-  // The same bytes and headers as res.send of the whole text, without building it: a cached answer
-  // is tens of KB, and a new string of it per request (then its UTF-8 copy) is most of the GC work.
-  // The pieces go to the socket as they are, in one write (corked until end()).
-  const data = utf8Of(dataJson);
-  res.status(status);
+export function sendDataJson(res: ServerResponse, status: number, dataJson: string): void {
   res.setHeader('Content-Type', JSON_UTF8);
-  res.setHeader('Content-Length', String(DATA_OPEN_BYTES.length + data.length + Buffer.byteLength(tail, 'utf8')));
-  res.cork();
-  res.write(DATA_OPEN_BYTES);
-  res.write(data);
-  res.end(tail, 'utf8');
+  sendText(res, status, [DATA_OPEN_BYTES, utf8Of(dataJson), `,"meta":{"request_id":${JSON.stringify(requestIdOf(res))}}}`]);
 }
 
 /**
@@ -57,26 +44,6 @@ function utf8Of(text: string): Buffer {
     lastText = text;
   }
   return lastBytes;
-}
-
-/**
- * True when express's res.send would write the body as is, with just Content-Type and Content-Length:
- * not a HEAD (headers only), not a conditional request (res.send may turn it into a 304), not a status
- * without a body, and nothing set that res.send would react to (Transfer-Encoding, an ETag, ETags enabled).
- */
-export function writesPlainBody(res: Response, status: number): boolean {
-  const { method, headers } = res.req;
-  return (
-    method !== 'HEAD' &&
-    headers['if-none-match'] === undefined &&
-    headers['if-modified-since'] === undefined &&
-    status !== 204 &&
-    status !== 205 &&
-    status !== 304 &&
-    !res.hasHeader('Transfer-Encoding') &&
-    !res.hasHeader('ETag') &&
-    typeof res.app.get('etag fn') !== 'function'
-  );
 }
 
 /** The HTTP status of a DomainError: its own override (e.g. 504 for an upstream timeout) or its code's. */
@@ -96,9 +63,9 @@ export function errorBody(err: DomainError, requestId: string): ErrorBody {
 export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** Sends a DomainError as the error envelope with the headers its code calls for. */
-export function sendError(res: Response, err: DomainError): void {
+export function sendError(res: ServerResponse, err: DomainError): void {
   const retryAfter = err.retryAfterSeconds ?? (err.code === 'service_unavailable' ? STORE_UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
   if (err.code === 'unauthenticated') res.setHeader('WWW-Authenticate', 'Bearer');
-  res.status(statusOf(err)).json(errorBody(err, requestIdOf(res)));
+  sendJson(res, statusOf(err), errorBody(err, requestIdOf(res)));
 }

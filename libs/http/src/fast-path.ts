@@ -1,16 +1,33 @@
-import type { IncomingMessage } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { isPlainQuery } from './input-guard.middleware';
 
 /**
- * One handler of a routed request, as the router would run it: `done()` goes on to the next one,
- * `done(err)` to the error middleware.
+ * A request as a fast step sees it: node's own, with the matched route's params. express's Request is
+ * one too, so a step is also an express handler (the router runs the same function).
  */
-export type FastStep = (req: Request, res: Response, done: NextFunction) => unknown;
+export type FastRequest = IncomingMessage & {
+  /** Strings on the fast path; express's types allow a wildcard's list too. */
+  params: Record<string, string | string[]>;
+  /** Set by express (the URL before mounting); on the fast path `url` is the whole URL. */
+  originalUrl?: string;
+  /** The parsed JSON body (express's jsonBody); the fast path takes only requests without one. */
+  body?: unknown;
+};
+
+/**
+ * One handler of a routed request, on node's request and response only (no express API): `next()`
+ * goes on to the next one, `next(err)` to the error answer. The same function is registered on the
+ * express route (http.route), where express runs it.
+ */
+export type FastStep = (req: FastRequest, res: ServerResponse, next: (err?: unknown) => void) => unknown;
 
 export interface FastRoute {
   /** The route's pattern exactly as registered with http.route, e.g. `/v1/event-types/:eventType/slots`. */
   pattern: string;
-  /** The handlers http.route runs for it after routing, without the body parser (see fastPath). */
+  /**
+   * The handlers http.route runs for it after routing, without the body parser and the input guard,
+   * which do nothing for the requests the fast path takes (see fastPathListener).
+   */
   steps: FastStep[];
 }
 
@@ -19,78 +36,105 @@ interface Compiled {
   /** Per segment: the literal to equal, or null for a parameter. */
   segments: Array<string | null>;
   params: string[];
-  /** `before`, then one step entering the route, then the route's own steps. */
   steps: FastStep[];
 }
 
 /** A segment the fast path accepts: nothing that percent-decoding, letter case or dots could make ambiguous. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
-const MATCHED = Symbol('fastPathMatch');
-type WithMatch = Request & { [MATCHED]?: { params: Record<string, string>; pattern: string } };
+
+/** The pattern of the route a fast-path request entered (for the metrics label and the error log). */
+const entered = new WeakMap<IncomingMessage, string>();
+
+/** The route pattern the fast path matched for this request, once its `before` steps let it in. */
+export function fastRouteOf(req: IncomingMessage): string | undefined {
+  return entered.get(req);
+}
 
 /**
  * Runs handlers in order as the router does: each gets a once-only callback; an error passed to it,
- * thrown, or a rejected promise goes to `next(err)` and so to the error middleware. A last handler
- * that calls back without an error ends the chain (fastPath's routes never do: they answer).
+ * thrown, or a rejected promise goes to `fail`. A last handler that calls back without an error ends
+ * the chain (the fast path's routes never do: they answer).
  */
-function runSteps(steps: FastStep[], index: number, req: Request, res: Response, next: NextFunction): void {
+function runSteps(steps: readonly FastStep[], index: number, req: FastRequest, res: ServerResponse, fail: (err: unknown) => void): void {
   let called = false;
-  const done: NextFunction = (err?: unknown) => {
+  const next = (err?: unknown) => {
     if (called) return;
     called = true;
-    if (err !== undefined && err !== null) return next(err);
-    if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, next);
+    if (err !== undefined && err !== null) return fail(err);
+    if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, fail);
   };
   try {
-    const ret = steps[index]!(req, res, done);
-    if (ret instanceof Promise) ret.catch((err: unknown) => next(err ?? new Error('Rejected promise')));
+    const ret = steps[index]!(req, res, next);
+    if (ret instanceof Promise) ret.catch((err: unknown) => fail(err ?? new Error('Rejected promise')));
   } catch (err) {
-    next(err);
+    fail(err);
   }
 }
 
-/** Past `before`, the router would have matched the route: its params, its pattern (metrics label, error log). */
-const enterRoute: FastStep = (req, res, done) => {
-  const match = (req as WithMatch)[MATCHED]!;
-  // path-to-regexp's params object has no prototype; so does this one.
-  req.params = Object.assign(Object.create(null) as Record<string, string>, match.params);
-  (req as { route?: unknown }).route = { path: match.pattern };
-  res.locals.routePattern = match.pattern;
-  done();
-};
+/** Throws for a pattern the fast path cannot match exactly as the router does (only literal and :param segments). */
+export function checkFastPattern(pattern: string): void {
+  const parts = pattern.split('/').slice(1);
+  if (!pattern.startsWith('/') || parts.some((p) => !PLAIN_SEGMENT.test(p.startsWith(':') ? p.slice(1) : p))) {
+    throw new Error(`fastPath: only literal and :param segments: ${pattern}`);
+  }
+}
 
-/**
- * A few hot GET routes without the express router. A GET without a body whose path is exactly one
- * of `routes` (plain segments, no trailing slash, the pattern's own spelling of its literals) runs
- * `before` and then the route's handlers, the ones the router would have run, in the same order.
- * Everything else (other methods, a body, case variants, escapes, trailing slashes, other paths: all
- * whose matching is the router's to decide) calls `next()` untouched, before any side effect.
- *
- * For the answers to stay the router's, the caller guarantees that:
- * - this middleware is installed where the router would start looking for these routes: no layer
- *   between it and them acts on their requests, other than what `before` reproduces;
- * - `routes` are in registration order and include every GET route registered before them that
- *   could match the same paths;
- * - the steps are the route's handlers minus the body parser (which does nothing without a body),
- *   and the last one answers or fails: it never calls next() to pass the request on.
- */
-export function fastPath(routes: FastRoute[], opts: { before?: FastStep[] } = {}): RequestHandler {
+function compile(routes: readonly FastRoute[], before: readonly FastStep[]): Map<number, Compiled[]> {
   const byLength = new Map<number, Compiled[]>();
   for (const route of routes) {
+    checkFastPattern(route.pattern);
     const parts = route.pattern.split('/').slice(1);
-    if (!route.pattern.startsWith('/') || parts.some((p) => !PLAIN_SEGMENT.test(p.startsWith(':') ? p.slice(1) : p))) {
-      throw new Error(`fastPath: only literal and :param segments: ${route.pattern}`);
-    }
+    const pattern = route.pattern;
+    // Past `before`, the router would have matched the route: from here its pattern labels the request.
+    const enter: FastStep = (req, _res, next) => {
+      entered.set(req, pattern);
+      next();
+    };
     const compiled: Compiled = {
-      pattern: route.pattern,
+      pattern,
       segments: parts.map((p) => (p.startsWith(':') ? null : p)),
       params: parts.filter((p) => p.startsWith(':')).map((p) => p.slice(1)),
-      steps: [...(opts.before ?? []), enterRoute, ...route.steps],
+      steps: [...before, enter, ...route.steps],
     };
     const list = byLength.get(parts.length) ?? [];
     list.push(compiled);
     byLength.set(parts.length, list);
   }
+  return byLength;
+}
+
+export interface FastPathOptions {
+  routes: readonly FastRoute[];
+  /** Steps before the route is entered, e.g. the gateway's key authentication and rate limit. */
+  before?: readonly FastStep[];
+  /** The app's own first steps, run for every request it takes (request context, close-while-stopping). */
+  leading: readonly FastStep[];
+  /** The error answer (the app's error middleware as a function); false: the answer had started. */
+  answerError: (err: unknown, req: FastRequest, res: ServerResponse) => boolean;
+  /** Everything the fast path does not take: the express app, called as express documents, app(req, res). */
+  fallback: RequestListener;
+  /** Called for each request the fast path takes (a metric). */
+  taken?: () => void;
+}
+
+/**
+ * The server's request listener when an app has a fast path: a few hot GET routes answered by plain
+ * node:http code, everything else handed to the express app untouched (docs/availability.md, "Fast
+ * path"). It takes a GET without a body, without escapes in its query that the input guard would have
+ * to look at, whose path is exactly one of `routes` (plain segments, no trailing slash, the pattern's
+ * own spelling of its literals); whose matching is the router's to decide (other methods, a body,
+ * case variants, escapes, trailing slashes, other paths) goes to `fallback` before any side effect.
+ *
+ * A request it takes runs the app's `leading` steps, `before`, then the route's steps: the same
+ * function objects the router runs for it, in the same order. For that to hold, the caller
+ * guarantees that no express layer between the leading middlewares and the route acts on these
+ * requests other than what `before` does, that `routes` are in registration order and include every
+ * GET route registered before them that could match the same paths, and that each route's last step
+ * answers or fails.
+ */
+export function fastPathListener(opts: FastPathOptions): RequestListener {
+  const byLength = compile(opts.routes, [...opts.leading, ...(opts.before ?? [])]);
+  const { answerError, fallback, taken } = opts;
 
   function match(url: string): [Compiled, Record<string, string>] | undefined {
     const q = url.indexOf('?');
@@ -111,7 +155,8 @@ export function fastPath(routes: FastRoute[], opts: { before?: FastStep[] } = {}
         }
       }
       if (!ok) continue;
-      const params: Record<string, string> = {};
+      // As the router's: an object without a prototype.
+      const params = Object.create(null) as Record<string, string>;
       let p = 0;
       for (let i = 0; i < compiled.segments.length; i++) if (compiled.segments[i] === null) params[compiled.params[p++]!] = segments[i + 1]!;
       return [compiled, params];
@@ -119,35 +164,21 @@ export function fastPath(routes: FastRoute[], opts: { before?: FastStep[] } = {}
     return undefined;
   }
 
-  /** The route this request takes, before any side effect; undefined: the router's to decide. */
-  const take: FastPathTaker = (req) => {
-    if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
-    const found = match(req.url!);
-    if (!found) return undefined;
+  return (req, res) => {
+    const url = req.url!;
+    const found =
+      req.method === 'GET' && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined && isPlainQuery(url) ? match(url) : undefined;
+    if (!found) {
+      fallback(req, res);
+      return;
+    }
+    taken?.();
     const [compiled, params] = found;
-    return (r, res, next) => {
-      (r as WithMatch)[MATCHED] = { params, pattern: compiled.pattern };
-      runSteps(compiled.steps, 0, r, res, next);
-    };
+    const fastReq = req as FastRequest;
+    fastReq.params = params;
+    runSteps(compiled.steps, 0, fastReq, res, (err) => {
+      // Once the body has started there is no envelope to send: cut the connection, as express does.
+      if (!answerError(err, fastReq, res)) req.socket.destroy();
+    });
   };
-  const middleware: RequestHandler = (req, res, next) => {
-    const run = take(req);
-    if (!run) return next();
-    run(req, res, next);
-  };
-  return Object.assign(middleware, { [FAST_PATH]: take });
-}
-
-/**
- * Decides, from method, headers and URL only, whether a fast path takes a request: the steps to run
- * (as the middleware would, from where it sits), or undefined.
- */
-export type FastPathTaker = (req: IncomingMessage) => ((req: Request, res: Response, next: NextFunction) => void) | undefined;
-
-/** Where createHttpApp finds the taker of a fastPath middleware, to run it before express (pre-express.ts). */
-export const FAST_PATH = Symbol('fastPath');
-
-/** The taker of a middleware made by fastPath(), if it is one. */
-export function fastPathTakerOf(handler: unknown): FastPathTaker | undefined {
-  return typeof handler === 'function' ? (handler as { [FAST_PATH]?: FastPathTaker })[FAST_PATH] : undefined;
 }

@@ -1,9 +1,9 @@
 import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express, RequestHandler } from 'express';
+import type { Express } from 'express';
 import type { Logger } from '@sched/logger';
-import { clientErrorListener } from './client-error';
-import { expressMessageClasses } from './pre-express';
+import { answerClientErrors } from './client-error';
+import type { FastStep } from './fast-path';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 const IDLE_SWEEP_MS = 50;
@@ -14,7 +14,7 @@ export class GracefulServer {
   private closing?: Promise<void>;
 
   constructor(
-    private readonly app: Express,
+    app: Express,
     private readonly logger: Logger,
     private readonly defaultTimeoutMs: number,
     /** The request listener, made when listening starts; the app itself by default. */
@@ -26,21 +26,20 @@ export class GracefulServer {
   }
 
   /** Tells keep-alive clients to reconnect (to another replica) once stopping has begun. */
-  readonly connectionCloseWhileStopping: RequestHandler = (_req, res, next) => {
+  readonly connectionCloseWhileStopping: FastStep = (_req, res, next) => {
     if (this.stopping) res.setHeader('Connection', 'close');
     next();
   };
 
   listen(port: number, host: string): Promise<http.Server> {
-    // Requests and responses are born express's (pre-express.ts): app.handle need not reshape them.
-    const server = http.createServer(expressMessageClasses(this.app), this.listener());
+    const server = http.createServer(this.listener());
     // Callers (the gateway, other services) keep connections alive. A server that closes an idle one
     // while a caller reuses it causes a reset; keep idle connections longer than any caller's pool
     // does (internal clients drop theirs after 30 s), as load balancers expect too.
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     // What the parser refuses (headers over 16 KiB: 431) is answered with the error envelope too.
-    server.on('clientError', clientErrorListener(this.logger));
+    answerClientErrors(server, this.logger);
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {

@@ -1,7 +1,8 @@
-export { createHttpApp, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
+export { createHttpApp, type FastPathRoutes, type HttpApp, type HttpAppOptions, type RouteOptions } from './create-http-app';
 export type { HttpMethod } from './route-table';
 export type { ReadinessChecks } from './health.routes';
-export { sendData, sendDataJson, sendError, errorBody, statusOf, writesPlainBody, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody } from './envelope';
+export { sendData, sendDataJson, sendError, errorBody, statusOf, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody } from './envelope';
+export { sendText, sendJson, JSON_UTF8 } from './respond';
 export {
   requestContext,
   requireWorkspace,
@@ -32,7 +33,7 @@ export { accessCheck, apiKeyWith, calledBy, forbidden, OPEN_ROUTES, OPERATOR_ONL
 export { parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
 export { BODY_LIMIT_BYTES } from './json-body.middleware';
 export { inputGuard } from './input-guard.middleware';
-export { fastPath, type FastRoute, type FastStep } from './fast-path';
+export { type FastRequest, type FastRoute, type FastStep } from './fast-path';
 export {
   registerOperations,
   checkOperationHandlers,

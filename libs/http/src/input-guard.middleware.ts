@@ -29,7 +29,7 @@ const QUERY_SUSPECT = /[\u0000\uD800-\uDFFF]|%(?![1-7][0-9A-Fa-f]|0[1-9A-Fa-f])/
  * A query (everything after the first `?`) with no NUL or surrogate and only escapes of ASCII
  * characters other than NUL: it decodes, and decoding or parsing it cannot yield a NUL or a surrogate.
  */
-function isPlainQuery(url: string): boolean {
+export function isPlainQuery(url: string): boolean {
   const q = url.indexOf('?');
   return q < 0 || !QUERY_SUSPECT.test(url.slice(q + 1));
 }

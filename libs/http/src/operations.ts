@@ -1,9 +1,9 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { v1OperationsOf, type PathParamNames, type V1Operation, type V1OperationById, type V1OperationIdOf, type V1Owner } from '@sched/contracts';
 import type { HttpApp } from './create-http-app';
-import { fastPath } from './fast-path';
-import { inputGuard } from './input-guard.middleware';
+import type { FastRequest, FastStep } from './fast-path';
 import { accessKey, apiKeyWith, type AccessTable, type RouteAccess } from './route-access';
 import { parseBody, parseQuery } from './validation';
 
@@ -31,11 +31,11 @@ export interface RegisterOperationsOptions<Owner extends V1Owner> {
    * A query parser that replaces the schema's for an operation, e.g. a cache of parsed queries on a
    * hot path. It must accept and refuse exactly what the schema does.
    */
-  parseQuery?: { [Id in V1OperationIdOf<Owner>]?: (req: Request) => OperationInput<V1OperationById<Id>>['query'] };
+  parseQuery?: { [Id in V1OperationIdOf<Owner>]?: (req: FastRequest) => OperationInput<V1OperationById<Id>>['query'] };
   /**
-   * GET operations served by libs/http fast-path.ts: their plain requests skip the router and run the
-   * route's own handlers. Installed before the operations' routes, so call registerOperations before
-   * any other route that could match the same paths.
+   * GET operations served by the app's fast path (libs/http fast-path.ts): their plain requests are
+   * answered before express by the route's own steps. Their handlers (and query parsers) must use
+   * node's request and response only (FastRequest, ServerResponse): that is all the fast path has.
    */
   fast?: ReadonlyArray<V1OperationIdOf<Owner>>;
 }
@@ -62,17 +62,19 @@ export function checkOperationHandlers(owner: V1Owner, handlers: Readonly<Record
 }
 
 /** The route handler of one operation: parses query and body with the table's schemas, then hands over. */
-function operationRoute(op: V1Operation, handle: OperationHandler<V1Operation>, customQuery?: (req: Request) => unknown): RequestHandler {
+function operationRoute(op: V1Operation, handle: OperationHandler<V1Operation>, customQuery?: (req: FastRequest) => unknown): FastStep {
   const querySchema = op.query ?? NO_QUERY;
   const bodySchema = op.body ?? NO_BODY;
   const bodyOptional = op.body === undefined || op.bodyRequired === false;
   // Not async: the handler's own promise (or throw) goes to the router or the fast path as it is,
   // which pass a rejection or a throw to the error middleware; no second promise per request.
-  return (req, res) => {
+  return (req: FastRequest, res: ServerResponse) => {
     // Without a query string or a body there is nothing to parse (the hot GETs): no work, no allocation.
-    const query = customQuery ? customQuery(req) : op.query === undefined && !req.originalUrl.includes('?') ? EMPTY : parseQuery(querySchema, req);
+    const query = customQuery ? customQuery(req) : op.query === undefined && !(req.originalUrl ?? req.url ?? '').includes('?') ? EMPTY : parseQuery(querySchema, req);
     const body = req.body === undefined && bodyOptional ? undefined : parseBody(bodySchema, req);
-    return handle({ params: req.params, query, body: op.body === undefined ? undefined : body } as OperationInput<V1Operation>, req, res);
+    // Under express these are its Request and Response; on the fast path only their node parts exist
+    // (RegisterOperationsOptions.fast says what a fast operation's handler may use).
+    return handle({ params: req.params, query, body: op.body === undefined ? undefined : body } as OperationInput<V1Operation>, req as Request, res as Response);
   };
 }
 
@@ -83,15 +85,15 @@ function operationRoute(op: V1Operation, handle: OperationHandler<V1Operation>, 
  */
 export function registerOperations<Owner extends V1Owner>(http: HttpApp, owner: Owner, handlers: OperationHandlers<Owner>, opts: RegisterOperationsOptions<Owner> = {}): void {
   const byId = handlers as unknown as Record<string, OperationHandler<V1Operation>>;
-  const queryParsers = (opts.parseQuery ?? {}) as Record<string, ((req: Request) => unknown) | undefined>;
+  const queryParsers = (opts.parseQuery ?? {}) as Record<string, ((req: FastRequest) => unknown) | undefined>;
   const routes = checkOperationHandlers(owner, byId).map((op) => ({ op, handler: operationRoute(op, byId[op.operationId]!, queryParsers[op.operationId]) }));
   const fast = routes.filter((r) => (opts.fast as readonly string[] | undefined)?.includes(r.op.operationId));
   if (fast.length !== (opts.fast?.length ?? 0) || fast.some((r) => r.op.method !== 'GET')) {
     throw new Error(`${owner}: the fast path takes only GET operations it owns: ${(opts.fast ?? []).join(', ')}`);
   }
-  // The steps http.route would run after routing (access check, input guard, the handler), minus the
-  // body parser, which does nothing without a body (fast-path.ts).
-  if (fast.length > 0) http.app.use(fastPath(fast.map((r) => ({ pattern: r.op.path, steps: [...http.guard('GET', r.op.path), inputGuard, r.handler] }))));
+  // The steps http.route runs after routing (the access check, the handler), minus the body parser and
+  // the input guard, which have nothing to do for the requests the fast path takes (fast-path.ts).
+  if (fast.length > 0) http.fastPath({ routes: fast.map((r) => ({ pattern: r.op.path, steps: [...http.guard('GET', r.op.path), r.handler] })) });
   for (const { op, handler } of routes) http.route(op.method, op.path, handler);
 }
 

@@ -1,6 +1,7 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '@sched/contracts';
 import { runWithContext, type Logger } from '@sched/logger';
+import { fastRouteOf, type FastStep } from './fast-path';
 import type { HttpMetrics } from './http-metrics';
 import { CredentialRefused, INTERNAL_CREDENTIAL_HEADER, type CredentialVerifier } from './internal-credential';
 import { applyCredential, initRequestContext, runWithRequestContext, type RequestContext } from './request-context';
@@ -9,18 +10,28 @@ import { OPEN_ROUTES } from './route-access';
 /** Route label for requests no route matched: one series, whatever URLs scanners try. */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
-/** The route pattern (never the raw URL, which would explode metric cardinality and may carry ids). */
-export function routeLabel(req: Request, res: Response): string {
-  const explicit = res.locals.routePattern;
+/** What express adds to a request and a response that the route label reads (both public express API). */
+type Routed = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+type WithLocals = ServerResponse & { locals?: Record<string, unknown> };
+
+/**
+ * The route pattern (never the raw URL, which would explode metric cardinality and may carry ids): the
+ * fast path's route, else express's (a fallback's `res.locals.routePattern`, else the matched route).
+ */
+export function routeLabel(req: Routed, res: WithLocals): string {
+  const fast = fastRouteOf(req);
+  if (fast !== undefined) return fast;
+  const explicit = res.locals?.routePattern;
   if (typeof explicit === 'string') return explicit;
-  const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? req.baseUrl + path : UNMATCHED_ROUTE;
+  const path = req.route?.path;
+  return typeof path === 'string' ? (req.baseUrl ?? '') + path : UNMATCHED_ROUTE;
 }
 
 /** A probe or scrape path (exactly as registered: a variant spelling is not open, it needs a credential). */
-function isOpenRoute(req: Request): boolean {
-  const q = req.url.indexOf('?');
-  return OPEN_ROUTES.has(`${req.method} ${q < 0 ? req.url : req.url.slice(0, q)}`);
+function isOpenRoute(req: IncomingMessage): boolean {
+  const url = req.url!;
+  const q = url.indexOf('?');
+  return OPEN_ROUTES.has(`${req.method} ${q < 0 ? url : url.slice(0, q)}`);
 }
 
 /**
@@ -30,7 +41,7 @@ function isOpenRoute(req: Request): boolean {
  * request's context. Then it runs the rest of the request in the logging context, and on completion
  * writes one log line and the request metrics.
  */
-export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMetrics; verifier?: CredentialVerifier }): RequestHandler {
+export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMetrics; verifier?: CredentialVerifier }): FastStep {
   const { verifier } = opts;
   const proceed = (ctx: RequestContext, next: (err?: unknown) => void) => {
     const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
@@ -43,7 +54,7 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeLabel(req, res);
       const status = res.statusCode;
-      opts.metrics.observe({ method: req.method, route, status }, seconds);
+      opts.metrics.observe({ method: req.method!, route, status }, seconds);
       // winston formats (redacts, stringifies) a line before its transport drops it by level: at the
       // default level (info) this per-request line would be built for nothing.
       if (!opts.logger.isLevelEnabled('http')) return;

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { DomainError } from '@sched/contracts';
 import { currentContext } from '@sched/logger';
 import type { CallerClaims, OnBehalfOf, PrincipalKind } from './internal-credential';
@@ -57,8 +57,8 @@ export function resolveRequestId(header: string | string[] | undefined): string 
   return typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : newRequestId();
 }
 
-// A WeakMap rather than a field on `req`: no declaration merging on express types, nothing to leak.
-const contexts = new WeakMap<Request, RequestContext>();
+// A WeakMap rather than a field on `req`: no declaration merging on node's or express's types, nothing to leak.
+const contexts = new WeakMap<IncomingMessage, RequestContext>();
 // The context of the request being handled, for the internal clients its handlers call (onBehalfOf).
 const running = new AsyncLocalStorage<RequestContext>();
 
@@ -66,7 +66,7 @@ const running = new AsyncLocalStorage<RequestContext>();
  * Builds the context of a new request: its request id and Idempotency-Key. Who is calling is not read
  * from headers: the gateway's auth step or a verified credential sets it (applyCredential).
  */
-export function initRequestContext(req: Request): RequestContext {
+export function initRequestContext(req: IncomingMessage): RequestContext {
   const ctx: RequestContext = { requestId: resolveRequestId(req.headers[CONTEXT_HEADERS.requestId]) };
   const idempotencyKey = req.headers[CONTEXT_HEADERS.idempotencyKey];
   // The raw header is kept (even if malformed) so the idempotency layer can reject it with 400.
@@ -114,7 +114,7 @@ export function onBehalfOf(overrides: Partial<OnBehalfOf> = {}): OnBehalfOf {
 }
 
 /** The context of a request handled by an app from createHttpApp. */
-export function requestContext(req: Request): RequestContext {
+export function requestContext(req: IncomingMessage): RequestContext {
   return contexts.get(req) ?? initRequestContext(req);
 }
 
@@ -124,7 +124,7 @@ export function requestContext(req: Request): RequestContext {
  * this request carries it.
  */
 export function setRequestContext(
-  req: Request,
+  req: IncomingMessage,
   values: { workspaceId?: string; apiKeyId?: string; principal?: PrincipalKind; scopes?: readonly string[] },
 ): RequestContext {
   const ctx = Object.assign(requestContext(req), values);
@@ -134,7 +134,7 @@ export function setRequestContext(
 }
 
 /** The workspace the request acts for; every service query is scoped by it (decisions.md §3). */
-export function requireWorkspace(req: Request): string {
+export function requireWorkspace(req: IncomingMessage): string {
   const { workspaceId } = requestContext(req);
   if (!workspaceId) throw new DomainError('unauthenticated');
   return workspaceId;

@@ -1,5 +1,5 @@
-import type { RequestHandler } from 'express';
 import { DomainError } from '@sched/contracts';
+import type { FastStep } from './fast-path';
 import { PRINCIPAL_KINDS, type PrincipalKind } from './internal-credential';
 import { requestContext } from './request-context';
 
@@ -34,7 +34,7 @@ const WORKSPACE_PARAM = 'ws';
  * then 413/415: decisions.md §2): the caller, the principal, the key's scope, and the path's workspace
  * against the credential's. Rules on the body (the booking page's own invitation) are the handler's.
  */
-export function accessCheck(rule: RouteAccess): RequestHandler {
+export function accessCheck(rule: RouteAccess): FastStep {
   return (req, _res, next) => {
     const claims = requestContext(req).caller;
     if (!claims) return next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' }));

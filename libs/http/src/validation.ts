@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { FastRequest } from './fast-path';
 import type { z } from 'zod';
 import { DomainError, type ErrorDetail } from '@sched/contracts';
 
@@ -71,7 +71,7 @@ function parseWith<S extends z.ZodType>(schema: S, input: unknown, rootLabel: st
 }
 
 /** Validates `req.body` (undefined when no body was sent); 400 invalid_request with details on failure. */
-export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.output<S> {
+export function parseBody<S extends z.ZodType>(schema: S, req: Pick<FastRequest, 'body'>): z.output<S> {
   return parseWith(schema, req.body, 'body');
 }
 
@@ -79,8 +79,8 @@ export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.outpu
  * Validates the query string, read from the raw URL so the result does not depend on the app's query
  * parser setting. A parameter given twice is ambiguous and rejected rather than silently picking one.
  */
-export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.output<S> {
-  const search = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+export function parseQuery<S extends z.ZodType>(schema: S, req: Pick<FastRequest, 'url' | 'originalUrl'>): z.output<S> {
+  const search = new URLSearchParams((req.originalUrl ?? req.url ?? '').split('?')[1] ?? '');
   // A Map, then fromEntries: a key like `__proto__` becomes a plain own property, not a prototype.
   const query = new Map<string, string>();
   const duplicates = new Set<string>();
@@ -95,6 +95,6 @@ export function parseQuery<S extends z.ZodType>(schema: S, req: Request): z.outp
 }
 
 /** Validates path parameters (strings as matched by the route pattern). */
-export function parseParams<S extends z.ZodType>(schema: S, req: Request): z.output<S> {
+export function parseParams<S extends z.ZodType>(schema: S, req: Pick<FastRequest, 'params'>): z.output<S> {
   return parseWith(schema, { ...req.params }, 'params');
 }

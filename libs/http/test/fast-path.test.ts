@@ -1,65 +1,73 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RequestHandler } from 'express';
+import { z } from 'zod';
 import { DomainError } from '@sched/contracts';
-import { fastPath, inputGuard, sendData, type FastStep } from '../src';
+import { parseQuery, sendData, type FastStep } from '../src';
 import { testApp } from './test-app';
 
 /**
- * fastPath takes exact plain GETs of its routes; the router takes the rest, e.g. the same path with a
- * trailing slash (which express matches too). Both must answer alike, metrics included. The app's own
- * server (listen()) runs the fast path before express (pre-express.ts); a plain node server on the same
- * app runs it as express middleware: all three must answer alike.
+ * The fast path takes exact plain GETs of its routes before express; express takes the rest, e.g. the
+ * same path with a trailing slash (which the router matches too). The app's own server (listen()) has
+ * the fast path; a plain node server on the same express app routes everything: all three must answer
+ * alike, metrics included, and the fast path must never hand its requests to express.
  */
 
 const calls: string[] = [];
-const show: RequestHandler = (req, res) => {
-  calls.push(String(req.route?.path));
-  sendData(res, 200, { params: { ...req.params }, proto: Object.getPrototypeOf(req.params) === null, query: req.query });
-};
-const fail: RequestHandler = () => {
+/** Which kind of response each request got at its first step: express's (it has res.json) or node's own. */
+const kinds: string[] = [];
+const anyQuery = z.record(z.string(), z.string());
+const show =
+  (route: string): FastStep =>
+  (req, res) => {
+    calls.push(route);
+    sendData(res, 200, { params: { ...req.params }, proto: Object.getPrototypeOf(req.params) === null, query: parseQuery(anyQuery, req) });
+  };
+const fail: FastStep = () => {
   throw new DomainError('not_found');
 };
-const reject: RequestHandler = async () => {
+const reject: FastStep = async () => {
   await Promise.resolve();
   throw new Error('boom at db.internal');
 };
 const refuse: FastStep = (_req, _res, done) => done(new DomainError('insufficient_scope', { details: [{ field: 'scope', issue: 'x:read' }] }));
+/** Runs before routing on both paths (the fast path's `before`, an app-level middleware in express). */
+const observe: FastStep = (_req, res, next) => {
+  kinds.push(typeof (res as { json?: unknown }).json === 'function' ? 'express' : 'node');
+  next();
+};
 
 let server: http.Server;
 let port: number;
-/** The same app behind a plain node server: every request through express (the fastPath middleware or the router). */
+/** The same express app behind a plain node server: every request through the router. */
 let viaExpress: http.Server;
 let expressPort: number;
-/** Requests that entered express (app.handle) on either server. */
-let handled = 0;
 
 beforeAll(async () => {
   const t = testApp();
-  const routes = [
-    { pattern: '/things/:id/parts/:part', steps: [inputGuard, show] },
-    { pattern: '/things/:id', steps: [inputGuard, show] },
-    { pattern: '/things/special', steps: [inputGuard, show] },
-    { pattern: '/fail', steps: [inputGuard, fail] },
-    { pattern: '/reject', steps: [inputGuard, reject] },
-    { pattern: '/scoped/:id', steps: [refuse, inputGuard, show] },
-  ];
-  t.app.use(fastPath(routes));
-  t.route('GET', '/things/:id/parts/:part', show);
-  t.route('GET', '/things/:id', show);
-  t.route('GET', '/things/special', show);
+  const parts = show('/things/:id/parts/:part');
+  const thing = show('/things/:id');
+  const special = show('/things/special');
+  const scoped = show('/scoped/:id');
+  t.fastPath({
+    routes: [
+      { pattern: '/things/:id/parts/:part', steps: [parts] },
+      { pattern: '/things/:id', steps: [thing] },
+      { pattern: '/things/special', steps: [special] },
+      { pattern: '/fail', steps: [fail] },
+      { pattern: '/reject', steps: [reject] },
+      { pattern: '/scoped/:id', steps: [refuse, scoped] },
+    ],
+    before: [observe],
+  });
+  t.app.use(observe);
+  t.route('GET', '/things/:id/parts/:part', parts);
+  t.route('GET', '/things/:id', thing);
+  t.route('GET', '/things/special', special);
   t.route('GET', '/fail', fail);
   t.route('GET', '/reject', reject);
-  t.route('GET', '/scoped/:id', { before: [refuse as RequestHandler] }, show);
-  t.route('POST', '/things/:id', show);
+  t.route('GET', '/scoped/:id', { before: [refuse] }, scoped);
+  t.route('POST', '/things/:id', thing);
   t.finalize();
-  // express's entry point (not in its types): counts the requests that entered express.
-  const entry = t.app as unknown as { handle: (...args: unknown[]) => unknown };
-  const handle = entry.handle.bind(t.app);
-  entry.handle = (...args: unknown[]) => {
-    handled++;
-    return handle(...args);
-  };
   server = await t.listen(0, '127.0.0.1');
   port = (server.address() as AddressInfo).port;
   viaExpress = http.createServer(t.app);
@@ -72,9 +80,9 @@ afterAll(async () => {
   await new Promise<void>((r) => viaExpress.close(() => r()));
 });
 
-function get(path: string, method = 'GET', to = port): Promise<{ status: number; headers: string[]; body: string }> {
+function get(path: string, method = 'GET', to = port, extra: Record<string, string> = {}): Promise<{ status: number; headers: string[]; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: to, path, method, headers: { 'x-request-id': 'req_same' }, agent: false }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: to, path, method, headers: { 'x-request-id': 'req_same', ...extra }, agent: false }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => {
@@ -93,34 +101,48 @@ async function metricsFor(route: string): Promise<string[]> {
   return text.split('\n').filter((l) => l.startsWith('http_requests_total') && l.includes(`route="${route}"`));
 }
 
-describe('fastPath', () => {
+describe('fast path', () => {
   it.each([
-    ['/things/abc', '/things/:id'],
-    ['/things/abc?x=1&y=%C3%A9', '/things/:id'],
-    ['/things/special', '/things/:id'],
-    ['/things/a-b_C9/parts/p1', '/things/:id/parts/:part'],
-    ['/fail', '/fail'],
-    ['/reject', '/reject'],
-    ['/scoped/s1', '/scoped/:id'],
-    ['/things/abc?bad=%ED%A0%80', '/things/:id'],
-    ['/things/abc?nul=a%00b', '/things/:id'],
-  ])('answers GET %s as the router does (route %s)', async (path, route) => {
+    ['/things/abc', '/things/:id', 'node'],
+    ['/things/abc?x=1&y=%2F', '/things/:id', 'node'],
+    ['/things/special', '/things/:id', 'node'],
+    ['/things/a-b_C9/parts/p1', '/things/:id/parts/:part', 'node'],
+    ['/fail', '/fail', 'node'],
+    ['/reject', '/reject', 'node'],
+    ['/scoped/s1', '/scoped/:id', 'node'],
+    // Escapes the input guard must look at (anything but ASCII): express's, where the guard runs.
+    ['/things/abc?x=1&y=%C3%A9', '/things/:id', 'express'],
+    ['/things/abc?bad=%ED%A0%80', '/things/:id', 'express'],
+    ['/things/abc?nul=a%00b', '/things/:id', 'express'],
+  ])('answers GET %s as the router does (route %s, served by %s)', async (path, route, kind) => {
     const [p, q] = path.split('?') as [string, string | undefined];
     const before = calls.length;
-    const entered = handled;
-    const preExpress = await get(path);
-    // The pre-express path did not enter express at all.
-    expect(handled).toBe(entered);
-    const fast = await get(path, 'GET', expressPort);
+    const seen = kinds.length;
+    const fast = await get(path);
+    const direct = await get(path, 'GET', expressPort);
     const routed = await get(`${p}/${q === undefined ? '' : `?${q}`}`);
-    expect(handled).toBe(entered + 2);
-    for (const other of [fast, routed]) {
-      expect(preExpress.status).toBe(other.status);
-      expect(preExpress.headers).toEqual(other.headers);
-      expect(preExpress.body).toBe(other.body);
+    // The fast path's request never entered express; the others did.
+    expect(kinds.slice(seen)).toEqual([kind, 'express', 'express']);
+    for (const other of [direct, routed]) {
+      expect(fast.status).toBe(other.status);
+      expect(fast.headers).toEqual(other.headers);
+      expect(fast.body).toBe(other.body);
     }
     // Same handler reached (or not) all three ways, with the same route.
     expect(calls.slice(before).every((c) => c === route)).toBe(true);
+  });
+
+  it('answers conditional requests as the router does', async () => {
+    const conditions: Array<Record<string, string>> = [{ 'if-none-match': '*' }, { 'if-modified-since': new Date().toUTCString() }, { 'if-none-match': '"x"' }];
+    for (const headers of conditions) {
+      const seen = kinds.length;
+      const fast = await get('/things/abc', 'GET', port, headers);
+      const direct = await get('/things/abc', 'GET', expressPort, headers);
+      expect(kinds.slice(seen)).toEqual(['node', 'express']);
+      expect(fast.status).toBe(direct.status);
+      expect(fast.headers).toEqual(direct.headers);
+      expect(fast.body).toBe(direct.body);
+    }
   });
 
   it('labels the metrics by route pattern on both paths', async () => {
@@ -136,7 +158,7 @@ describe('fastPath', () => {
     const base = await series();
     await get('/scoped/s2');
     await get('/fail');
-    const preExpress = await series();
+    const fast = await series();
     await get('/scoped/s2', 'GET', expressPort);
     await get('/fail', 'GET', expressPort);
     const viaRouter = await series();
@@ -144,21 +166,26 @@ describe('fastPath', () => {
       const value = (lines: string[], name: string) => Number(lines.find((l) => l.startsWith(`${name} `))?.split(' ').at(-1) ?? 0);
       return b.map((l) => l.split(' ')[0]!).map((name) => `${name} ${value(b, name) - value(a, name)}`).filter((l) => !l.endsWith(' 0'));
     };
-    expect(delta(base, preExpress)).toEqual(delta(preExpress, viaRouter));
+    expect(delta(base, fast)).toEqual(delta(fast, viaRouter));
     // 403 and 404, and the /metrics read in between.
-    expect(delta(base, preExpress)).toHaveLength(3);
+    expect(delta(base, fast)).toHaveLength(3);
   });
 
   it('leaves other methods, bodies, escapes and case variants to the router', async () => {
+    const seen = kinds.length;
     expect((await get('/things/abc', 'POST')).status).toBe(200);
     expect((await get('/things/abc', 'DELETE')).status).toBe(405);
+    expect((await get('/things/abc', 'HEAD')).status).toBe(200);
+    expect((await get('/things/abc', 'GET', port, { 'content-length': '0' })).status).toBe(200);
     expect(JSON.parse((await get('/things/a%20b')).body).data.params).toEqual({ id: 'a b' });
     expect((await get('/THINGS/abc')).status).toBe(200);
     expect((await get('/nothing/here')).status).toBe(404);
+    expect(kinds.slice(seen).every((k) => k === 'express')).toBe(true);
   });
 
   it('refuses patterns it cannot match exactly', () => {
-    expect(() => fastPath([{ pattern: '/files/*rest', steps: [] }])).toThrow(/literal/);
-    expect(() => fastPath([{ pattern: 'no-slash', steps: [] }])).toThrow(/literal/);
+    const t = testApp();
+    expect(() => t.fastPath({ routes: [{ pattern: '/files/*rest', steps: [] }] })).toThrow(/literal/);
+    expect(() => t.fastPath({ routes: [{ pattern: 'no-slash', steps: [] }] })).toThrow(/literal/);
   });
 });

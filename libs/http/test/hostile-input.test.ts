@@ -130,3 +130,48 @@ describe('what the HTTP parser refuses', () => {
     expect(ok.startsWith('HTTP/1.1 200')).toBe(true);
   });
 });
+
+describe('what the HTTP parser refuses on a connection with answers', () => {
+  let server: http.Server;
+  let t: ReturnType<typeof testApp>;
+  beforeAll(async () => {
+    t = testApp();
+    t.route('POST', '/echo', (req, res) => sendData(res, 200, { json: JSON.stringify(req.body) }));
+    // An answer that has started and is still being written.
+    t.route('GET', '/slow', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first;');
+      setTimeout(() => res.end('last'), 300);
+    });
+    server = await t.listen(0, '127.0.0.1');
+  });
+  afterAll(() => t.close());
+
+  /** Sends `first`, then `then` once the first bytes of the answer are in; reads until the connection closes. */
+  function exchange(first: string, then: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      let answer = '';
+      socket.once('data', () => socket.write(then));
+      socket.on('data', (c) => (answer += c.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(answer));
+      socket.write(first);
+    });
+  }
+
+  it('after a finished answer, a refused request gets the envelope', async () => {
+    const answer = await exchange('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}', 'HELLO\x01 /\r\n\r\n');
+    expect(answer.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(answer).toContain('HTTP/1.1 400 Bad Request');
+    expect(answer).toContain('"The request is not valid HTTP."');
+  });
+
+  it('while an answer is being written, a refused request cuts the connection instead of writing into that answer', async () => {
+    const answer = await exchange('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 'HELLO\x01 /\r\n\r\n');
+    expect(answer.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(answer).toContain('first;');
+    expect(answer).not.toContain('HTTP/1.1 400');
+    expect(answer).not.toContain('last');
+  });
+});

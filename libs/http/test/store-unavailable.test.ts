@@ -3,7 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import { checkPostgres, createDb, createPool } from '@sched/db';
-import { fastPath, inputGuard, sendData, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../src';
+import { sendData, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type FastStep } from '../src';
 import { flushLogs, testApp } from './test-app';
 
 /**
@@ -33,7 +33,7 @@ beforeAll(async () => {
   deadUrl = `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`;
   dead = createPool(deadUrl, { logger: quiet });
   const db = createDb(dead);
-  const viaDrizzle: RequestHandler = async (_req, res) => sendData(res, 200, await db.execute('SELECT 1'));
+  const viaDrizzle: FastStep = async (_req, res) => sendData(res, 200, await db.execute('SELECT 1'));
   const viaPool: RequestHandler = async (_req, res) => sendData(res, 200, (await dead.query('SELECT 1')).rows);
   const inTransaction: RequestHandler = async (_req, res) => sendData(res, 200, await db.transaction(async (tx) => tx.execute('SELECT 1')));
   const bug: RequestHandler = async () => {
@@ -45,7 +45,7 @@ beforeAll(async () => {
   };
 
   t = testApp({ readiness: { postgres: () => checkPostgres(dead), other: async () => undefined } });
-  t.app.use(fastPath([{ pattern: '/fast/drizzle', steps: [inputGuard, viaDrizzle] }]));
+  t.fastPath({ routes: [{ pattern: '/fast/drizzle', steps: [viaDrizzle] }] });
   t.route('GET', '/fast/drizzle', viaDrizzle);
   t.route('GET', '/v1/drizzle', viaDrizzle);
   t.route('POST', '/v1/pool', viaPool);

@@ -30,25 +30,16 @@ const detailsOf = async (query: string) => {
 };
 
 describe('GET /v1/event-types/{eventType}/slots', () => {
-  it('answers a plain Slots GET before express (libs/http pre-express path); other requests still enter express', async () => {
-    // Guards availability's middleware layout: any other arrangement silently sends everything to express.
-    const app = sys.service.http.app as unknown as { handle: (...args: unknown[]) => unknown };
-    const original = app.handle;
-    let entered = 0;
-    app.handle = function (this: unknown, ...args: unknown[]) {
-      entered += 1;
-      return original.apply(this, args);
-    };
-    try {
-      const res = await slots(day());
-      expect(res.status).toBe(200);
-      expect(res.body.data).toHaveLength(16);
-      expect(entered).toBe(0);
-      expect((await t.v1('GET', `/v1/event-types/${evt}`)).status).toBe(200);
-      expect(entered).toBe(1);
-    } finally {
-      app.handle = original;
-    }
+  it('answers a plain Slots GET on the fast path, before express (libs/http fast-path.ts); other requests go to express', async () => {
+    const fastPathTotal = async () => (await sys.service.http.registry.getSingleMetric('http_fast_path_requests_total')!.get()).values[0]?.value ?? 0;
+    const before = await fastPathTotal();
+    const res = await slots(day());
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(16);
+    expect(await fastPathTotal()).toBe(before + 1);
+    expect((await t.v1('GET', `/v1/event-types/${evt}`)).status).toBe(200);
+    expect((await slots(`${day()}&x=%C3%A9`)).status).toBe(400);
+    expect(await fastPathTotal()).toBe(before + 1);
   });
 
   it('lists a Berlin host\'s Monday 09:00–17:00 as 16 half-hour Slots, ascending, in the contract\'s exact shape', async () => {

@@ -12,7 +12,7 @@ import { registerAdminRoutes } from './http/admin.routes';
 import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
 import { apiKeyAuth } from './http/api-key-auth.middleware';
 import { registerV1Routes, v1FastRoutes, v1Routes } from './http/v1.routes';
-import { v1FastPath } from './http/v1-fast-path';
+import { registerV1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
 import { addRequests } from './store/rate-limit.queries';
@@ -40,7 +40,7 @@ export async function buildGatewayApp(deps: {
   const { config, logger } = deps;
   const signer = createCredentialSigner({ service: 'gateway', ring: await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS) });
   const db = createDb(deps.pool);
-  const counterDb = deps.counterPool ? createDb(deps.counterPool) : db;
+  const counterPool = deps.counterPool ?? deps.pool;
   // The forwarding hop is the hottest path: undici, driven lean (libs/http forward-client.ts).
   // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
   // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
@@ -72,20 +72,20 @@ export async function buildGatewayApp(deps: {
 
   const v1Auth = apiKeyAuth({
     authenticate,
-    addRequests: (keyId, start, n) => addRequests(counterDb, keyId, start, n),
+    addRequests: (keyId, start, n) => addRequests(counterPool, keyId, start, n),
     defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
     logger,
   });
   const v1 = v1Routes(upstreams);
-  // The hot v1 GETs skip the router but run the same handlers in the same order (v1-fast-path.ts);
-  // every other request passes through it untouched.
-  http.app.use(v1FastPath(v1FastRoutes(v1), v1Auth));
+  // The hot v1 GETs are answered before express by the same handlers in the same order
+  // (v1-fast-path.ts); every other request goes to express.
+  registerV1FastPath(http, v1FastRoutes(v1), v1Auth);
   // Authentication runs before routing so that 401 comes before 404/405 (decisions.md §2).
   http.app.use('/admin', adminAuth(config.ADMIN_TOKEN));
   http.app.use('/v1', v1Auth);
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
   registerV1Routes(http, v1);
-  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterDb, invitation, logger }));
+  registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterPool, invitation, logger }));
   http.finalize();
   return {
     http,

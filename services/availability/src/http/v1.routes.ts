@@ -1,6 +1,5 @@
-import type { Request } from 'express';
 import { combineEventTypesListParams, DomainError, listSlotsQuerySchema, type ListSlotsQuery } from '@sched/contracts';
-import { parseQuery, registerOperations, requireWorkspace, sendData, sendDataJson, type HttpApp, type OperationHandlers } from '@sched/http';
+import { parseQuery, registerOperations, requireWorkspace, sendData, sendDataJson, type FastRequest, type HttpApp, type OperationHandlers } from '@sched/http';
 import { listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
 import { nextCursor, pageOf, type RouteDeps } from './deps';
@@ -32,9 +31,9 @@ export function v1Handlers(deps: RouteDeps): OperationHandlers<'availability'> {
 /** The public v1 endpoints this service owns (api-v1.md), behind the gateway's auth and scopes. */
 export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
   const queries = new SlotsQueries(1000);
-  // Slots is the hot path: its plain GETs skip the router and run the route's own handlers (libs/http
-  // fast-path.ts), and its queries are parsed once per distinct query string. Registered before any
-  // other route of this service.
+  // Slots is the hot path: its plain GETs are answered before express by the route's own steps (libs/http
+  // fast-path.ts; docs/availability.md, "Fast path"), and its queries are parsed once per distinct query
+  // string. Its handler uses node's request and response only.
   registerOperations(http, 'availability', v1Handlers(deps), { fast: ['listSlots'], parseQuery: { listSlots: (req) => queries.of(req) } });
 }
 
@@ -48,8 +47,8 @@ class SlotsQueries {
 
   constructor(private readonly maxEntries: number) {}
 
-  of(req: Request): ListSlotsQuery {
-    const url = req.originalUrl;
+  of(req: FastRequest): ListSlotsQuery {
+    const url = req.originalUrl ?? req.url ?? '';
     const q = url.indexOf('?');
     const raw = q < 0 ? '' : url.slice(q + 1);
     const hit = this.parsed.get(raw);

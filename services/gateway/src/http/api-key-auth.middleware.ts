@@ -1,6 +1,6 @@
-import type { RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { DomainError, type Scope } from '@sched/contracts';
-import { setRequestContext } from '@sched/http';
+import { setRequestContext, type FastStep } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { KeyRecord } from '../domain/authorize';
 import { requireScope } from '../domain/authorize';
@@ -18,7 +18,7 @@ export interface ApiKeyAuthDeps {
 const KEY = Symbol('apiKey');
 type WithKey = { [KEY]?: KeyRecord };
 
-function setRateLimitHeaders(res: Response, d: RateLimitDecision): void {
+function setRateLimitHeaders(res: ServerResponse, d: RateLimitDecision): void {
   res.setHeader('RateLimit-Limit', String(d.limit));
   res.setHeader('RateLimit-Remaining', String(d.remaining));
   res.setHeader('RateLimit-Reset', String(d.resetSeconds));
@@ -34,7 +34,7 @@ function failOpen(policy: RateLimitPolicy): RateLimitDecision {
  * routing so that unknown paths cost a request too. The window counter is shared by every replica;
  * concurrent requests of a key share one upsert (CounterBatcher), each still getting its exact count.
  */
-export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
+export function apiKeyAuth(deps: ApiKeyAuthDeps): FastStep {
   const counter = new CounterBatcher(deps.addRequests);
   return async (req, res, next) => {
     try {
@@ -62,7 +62,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): RequestHandler {
 }
 
 /** 403 when the authenticated key lacks the route's scope; runs after routing, before the body is read. */
-export function scopeCheck(scope: Scope): RequestHandler {
+export function scopeCheck(scope: Scope): FastStep {
   return (req, _res, next) => {
     const key = (req as WithKey)[KEY];
     if (!key) return next(new DomainError('unauthenticated'));

@@ -8,7 +8,7 @@ import { bookingPageAsset, bookingPageDocument, sendAsset, setPageSecurityHeader
 import { decide, windowStart, type RateLimitPolicy } from '../domain/rate-limit';
 import { getWorkspaceBySlug, type AdminStore } from '../domain/workspace-admin';
 import { createAdminStore } from '../store/admin-store';
-import { countRequest } from '../store/rate-limit.queries';
+import { countRequest, type CounterPool } from '../store/rate-limit.queries';
 
 export interface BookingPageDeps {
   /** Path of BOOKING_PAGE_URL, e.g. `/book`: the page and its API live under it. */
@@ -21,12 +21,12 @@ export interface BookingPageDeps {
 }
 
 /** Wires the page onto the gateway's own store and its invitation upstream (one line in app.ts). */
-export function bookingPageDeps(p: { config: Readonly<GatewayConfig>; db: Db; counterDb?: Db; invitation: InternalClient; logger: Logger }): BookingPageDeps {
+export function bookingPageDeps(p: { config: Readonly<GatewayConfig>; db: Db; counterPool: CounterPool; invitation: InternalClient; logger: Logger }): BookingPageDeps {
   return {
     basePath: new URL(p.config.BOOKING_PAGE_URL).pathname.replace(/\/+$/, ''),
     invitation: p.invitation,
     store: createAdminStore(p.db),
-    countRequest: (key, start) => countRequest(p.counterDb ?? p.db, key, start),
+    countRequest: (key, start) => countRequest(p.counterPool, key, start),
     bookingPolicy: { limit: p.config.BOOKING_PAGE_RATE_LIMIT, windowSeconds: p.config.BOOKING_PAGE_RATE_WINDOW_SECONDS },
     logger: p.logger,
   };
