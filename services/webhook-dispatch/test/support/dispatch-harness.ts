@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { makeEvent, newId, toTimestamp, type Booking, type EventMessage, type PublicEventKind } from '@sched/contracts';
+import { makeEvent, type Booking, type EventMessage, type PublicEventKind } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { createBroker, serviceQueueNames, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
+import { cleanupAmqpPrefix, makeBooking, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import { parseDispatchConfig, type WebhookDispatchConfig } from '../../src/config';
 import { setupWebhookDispatch, type SetupOptions, type WebhookDispatch } from '../../src/service';
 
@@ -147,27 +147,8 @@ export function receiverPool(): { start: typeof startReceiver; closeAll(): Promi
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export function aBooking(overrides: Partial<Booking> = {}): Booking {
-  const created = toTimestamp(new Date());
-  return {
-    id: newId('bkg'),
-    status: 'confirmed',
-    version: 1,
-    source: 'api',
-    event_type_id: newId('evt'),
-    host_id: newId('hst'),
-    start_at: '2026-11-22T09:30:00.000Z',
-    end_at: '2026-11-22T10:00:00.000Z',
-    guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
-    meeting: { type: 'video', join_url: null },
-    calendar: { status: 'pending', error_code: null },
-    metadata: { crm_id: 'c-1' },
-    created_at: created,
-    rescheduled_at: null,
-    cancelled_at: null,
-    ...overrides,
-  };
-}
+/** Kept for delivery.test.ts only, until it calls makeBooking (@sched/testing) itself like the rest. */
+export const aBooking = makeBooking;
 
 export interface Publisher {
   broker: Broker;
@@ -183,7 +164,7 @@ export async function startPublisher(amqp: TestAmqp): Promise<Publisher> {
   return {
     broker,
     async publish(kind, workspaceId, opts = {}) {
-      const booking = opts.booking ?? aBooking();
+      const booking = opts.booking ?? makeBooking();
       const internal = { blocked_from: booking.start_at, blocked_to: booking.end_at, invitation_id: null };
       const data =
         kind === 'calendar.failed'
