@@ -7,5 +7,5 @@ export { startRadicale, type TestRadicale, type StartRadicaleOptions } from './r
 export { freePort, portOpen } from './free-port';
 export { TEST_INTERNAL_AUTH_KEYS, internalAuthorization, credentialFor, claimsOf } from './internal-credentials';
 export { settle } from './settle';
-export { logEntries, waitForLog, waitForEventsHandled, type LogEntry } from './log-lines';
+export { logEntries, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
 export { makeBooking } from './booking-fixture';

@@ -20,16 +20,21 @@ export function logEntries(lines: readonly string[]): LogEntry[] {
 
 const matches = (entry: LogEntry, match: LogEntry) => Object.entries(match).every(([k, v]) => entry[k] === v);
 
+export interface LogWaitOptions extends WaitForOptions {
+  /** Only lines from this index of the captured array on (its length before the step under test). */
+  from?: number;
+}
+
 /**
  * Waits until a service has logged `count` entries (default 1) that carry every field of `match`,
  * e.g. `{ message: 'event handled', event_id }`: a signal the service gives once the work is done.
  * Resolves with those entries.
  */
-export async function waitForLog(lines: readonly string[], match: LogEntry, opts: WaitForOptions & { count?: number } = {}): Promise<LogEntry[]> {
+export async function waitForLog(lines: readonly string[], match: LogEntry, opts: LogWaitOptions & { count?: number } = {}): Promise<LogEntry[]> {
   const count = opts.count ?? 1;
   try {
     return await waitFor(() => {
-      const found = logEntries(lines).filter((e) => matches(e, match));
+      const found = logEntries(lines.slice(opts.from ?? 0)).filter((e) => matches(e, match));
       return found.length >= count ? found : null;
     }, opts);
   } catch (err) {
@@ -42,14 +47,15 @@ export async function waitForLog(lines: readonly string[], match: LogEntry, opts
  * from its own log lines: handled (its effect committed) or skipped as a duplicate. The consumer
  * logs them at debug level, so the service's logger must be at debug. An event the consumer's
  * `accepts` filter refuses is acked without a line: prove those by a later marker event instead.
+ * Give `from` (the line count before publishing) when an id may have been handled before.
  */
-export async function waitForEventsHandled(lines: readonly string[], eventIds: readonly string[], opts: WaitForOptions = {}): Promise<void> {
+export async function waitForEventsHandled(lines: readonly string[], eventIds: readonly string[], opts: LogWaitOptions = {}): Promise<void> {
   const done = (e: LogEntry) => e.message === 'event handled' || e.message === 'duplicate event skipped';
   try {
     await waitFor(() => {
       const seen = new Map<string, number>();
-      for (const e of logEntries(lines)) if (done(e) && typeof e.event_id === 'string') seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
-      // Lines are counted over everything captured: an id listed twice (handled, then redelivered) needs two.
+      for (const e of logEntries(lines.slice(opts.from ?? 0))) if (done(e) && typeof e.event_id === 'string') seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
+      // An id listed twice (a message and its redelivery) needs two lines.
       const wanted = new Map<string, number>();
       for (const id of eventIds) wanted.set(id, (wanted.get(id) ?? 0) + 1);
       return [...wanted].every(([id, n]) => (seen.get(id) ?? 0) >= n);

@@ -27,6 +27,9 @@ describe('log lines', () => {
     await expect(waitForEventsHandled(lines, ['e1', 'e1'], { timeoutMs: 50 })).resolves.toBeUndefined();
     await expect(waitForEventsHandled(lines, ['e1', 'e1', 'e1'], { timeoutMs: 30, intervalMs: 5 })).rejects.toThrow(/e1/);
     await expect(waitForEventsHandled(lines, ['e2'], { timeoutMs: 30, intervalMs: 5 })).rejects.toThrow(/e2/);
+    // From a point on: the first line no longer counts.
+    await expect(waitForEventsHandled(lines, ['e1'], { from: 1, timeoutMs: 30 })).resolves.toBeUndefined();
+    await expect(waitForEventsHandled(lines, ['e1', 'e1'], { from: 1, timeoutMs: 30, intervalMs: 5 })).rejects.toThrow(/e1/);
   });
 });
 
