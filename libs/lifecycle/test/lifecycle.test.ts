@@ -18,7 +18,8 @@ function setup(overrides: Partial<LifecycleOptions> = {}) {
   return { lifecycle, exit, exitCalled, proc, lines };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A closer's own slow work (an input of the tests, not a wait). */
+const work = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const flush = () => new Promise((r) => setImmediate(r));
 
 /** The exit code, once exit has been called (it happens after an async stop); exactly once. */
@@ -35,13 +36,13 @@ describe('lifecycle stop()', () => {
     const events: string[] = [];
     lifecycle.onStop('db', async () => {
       events.push('db:start');
-      await sleep(10);
+      await work(10);
       events.push('db:end');
     });
     lifecycle.onStop('amqp', () => events.push('amqp'));
     lifecycle.onStop('http', async () => {
       events.push('http:start');
-      await sleep(20);
+      await work(20);
       events.push('http:end');
     });
     const result = await lifecycle.stop('test');
@@ -76,7 +77,7 @@ describe('lifecycle stop()', () => {
 
   it('is idempotent: a second stop() runs nothing again and returns the same result', async () => {
     const { lifecycle } = setup();
-    const closer = jest.fn(() => sleep(10));
+    const closer = jest.fn(() => work(10));
     lifecycle.onStop('http', closer);
     const first = lifecycle.stop('SIGTERM');
     const second = lifecycle.stop('SIGINT');
@@ -138,7 +139,7 @@ describe('installSignalHandlers()', () => {
 
   it('a second signal while stopping exits 1 at once instead of waiting', async () => {
     const { lifecycle, exit, proc } = setup();
-    lifecycle.onStop('slow', () => sleep(200));
+    lifecycle.onStop('slow', () => work(200));
     lifecycle.installSignalHandlers();
     proc.emit('SIGINT', 'SIGINT');
     proc.emit('SIGINT', 'SIGINT');
