@@ -1,4 +1,4 @@
-import { waitFor } from '@sched/testing';
+import { settle, waitFor } from '@sched/testing';
 import { bookingRows, calendarObjectsPerBooking, createMany, manyStarts, recordScenario, sleep, startRig, summarize, webhookCounts, type Rig } from './harness';
 
 const CREATES = 500;
@@ -56,8 +56,7 @@ describe('broker outage: RabbitMQ stopped for 30 s during 500 creates', () => {
       { timeoutMs: 240_000, intervalMs: 1000 },
     );
     const syncedAt = Date.now();
-    // Let any late redelivery arrive before counting duplicates.
-    await sleep(2000);
+    await settle(2000, 'a late redelivery after the outage has no event of its own that says it will not come: let one arrive before counting duplicates');
 
     const rows = await bookingRows(rig);
     const lost = created.filter((id) => !rows.has(id));

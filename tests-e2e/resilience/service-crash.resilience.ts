@@ -1,4 +1,4 @@
-import { waitFor } from '@sched/testing';
+import { settle, waitFor } from '@sched/testing';
 import { bookingRows, calendarObjectsPerBooking, createMany, manyStarts, recordScenario, sleep, startRig, summarize, webhookCounts, type Rig } from './harness';
 
 const CREATES = 200;
@@ -60,8 +60,7 @@ describe('service crash: calendar-sync and webhook-dispatch SIGKILLed mid-load, 
       { timeoutMs: 240_000, intervalMs: 500 },
     );
     const recoveredAt = Date.now();
-    // Let late redeliveries arrive before counting duplicates.
-    await sleep(3000);
+    await settle(3000, 'a late redelivery of what the crashed processes held has no event of its own that says it will not come: let one arrive before counting duplicates');
 
     const rows = await bookingRows(rig);
     const lost = created.filter((id) => !rows.has(id));

@@ -1,4 +1,4 @@
-import { waitFor } from '@sched/testing';
+import { settle, waitFor } from '@sched/testing';
 import { startSystem, type System } from '../support/system';
 import { freeStarts, setUpTenant, startReceiver, type Tenant } from '../support/tenant';
 
@@ -76,8 +76,7 @@ describe('a Booking through its whole life, with every service as its own proces
       await waitFor(async () => (await t.client.bookings.get(b.id)).calendar.status === 'synced', { timeoutMs: 60000, intervalMs: 250 });
       await waitFor(() => webhooks(b.id, 'booking.created').length >= 1 && webhooks(b.id, 'calendar.created').length >= 1, { timeoutMs: 30000 });
     }
-    // Let any late duplicate arrive before counting.
-    await new Promise((r) => setTimeout(r, 2000));
+    await settle(2000, 'a late duplicate (a second replica redoing a calendar write or a send) has no event of its own that says it will not come: let one arrive before counting');
     for (const b of bookings) {
       expect(await eventFile(b.id)).toHaveLength(1);
       expect(webhooks(b.id, 'booking.created')).toHaveLength(1);

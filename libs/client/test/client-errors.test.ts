@@ -1,4 +1,4 @@
-import { aBooking } from '../../contracts/test/fixtures';
+import { makeBooking } from '../../contracts/test/fixtures';
 import { ApiError, BROWSER_REFUSAL, SchedulingClient, isApiError } from '../src';
 import { API_KEY, clientWithStub } from './support/harness';
 import { apiError, type StubServer } from './support/stub-server';
@@ -15,7 +15,7 @@ describe('typed errors', () => {
   it('an error envelope becomes an ApiError with code, status, message, details and the request id', async () => {
     const t = await clientWithStub();
     stub = t.stub;
-    const b = aBooking();
+    const b = makeBooking();
     stub.enqueue(apiError(409, 'version_conflict', 'The expected version does not match the current version.', [{ field: 'expected_version', issue: 'current_version_3' }]));
     const err = await t.client.bookings.reschedule(b.id, { start_at: b.start_at, expected_version: 1 }).catch((e: unknown) => e);
     expect(isApiError(err)).toBe(true);

@@ -1,4 +1,4 @@
-import { aBooking } from '../../contracts/test/fixtures';
+import { makeBooking } from '../../contracts/test/fixtures';
 import type { Booking } from '../src';
 import { clientWithStub } from './support/harness';
 import { page, type StubServer } from './support/stub-server';
@@ -11,7 +11,7 @@ afterEach(async () => {
 
 /** Serves `total` Bookings in pages of `limit`, with the cursor being the offset (opaque to the client). */
 function serveBookings(s: StubServer, total: number): Booking[] {
-  const all = Array.from({ length: total }, () => aBooking());
+  const all = Array.from({ length: total }, () => makeBooking());
   s.handle((req) => {
     const limit = Number(req.query.get('limit') ?? '20');
     const from = Number(req.query.get('cursor') ?? '0');

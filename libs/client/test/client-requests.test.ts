@@ -1,7 +1,7 @@
 import type { StubServer } from './support/stub-server';
 import { ok, page } from './support/stub-server';
 import { API_KEY, clientWithStub } from './support/harness';
-import { aBooking, aSlot, anEventType, anInvitation } from '../../contracts/test/fixtures';
+import { makeBooking, aSlot, anEventType, anInvitation } from '../../contracts/test/fixtures';
 import { SchedulingClient } from '../src';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -41,7 +41,7 @@ describe('each client method sends the request of api-v1.md and returns the type
   });
 
   it('bookings.create posts the JSON body with an automatic Idempotency-Key (a UUID), bearer auth and a user agent', async () => {
-    const booking = aBooking();
+    const booking = makeBooking();
     stub.enqueue(ok(booking, 201));
     const body = { event_type_id: booking.event_type_id, start_at: new Date('2026-11-22T09:30:00Z'), guest: booking.guest, metadata: { order: 'A-17' } };
     await expect(client.bookings.create(body)).resolves.toEqual(booking);
@@ -55,7 +55,7 @@ describe('each client method sends the request of api-v1.md and returns the type
   });
 
   it('a new call gets a new Idempotency-Key; a caller-chosen key is sent as given', async () => {
-    const booking = aBooking();
+    const booking = makeBooking();
     stub.enqueue(ok(booking, 201), ok(booking, 201), ok(booking, 201));
     const body = { event_type_id: booking.event_type_id, start_at: booking.start_at, guest: booking.guest };
     await client.bookings.create(body);
@@ -67,7 +67,7 @@ describe('each client method sends the request of api-v1.md and returns the type
   });
 
   it('bookings.get, bookings.list (filters in the query), reschedule, cancel with and without a body', async () => {
-    const b = aBooking();
+    const b = makeBooking();
     stub.enqueue(ok(b));
     await expect(client.bookings.get(b.id)).resolves.toEqual(b);
     expect(last()).toMatchObject({ method: 'GET', path: `/v1/bookings/${b.id}` });
@@ -132,7 +132,7 @@ describe('each client method sends the request of api-v1.md and returns the type
 
   it('keeps a path prefix of the base URL', async () => {
     const prefixed = new SchedulingClient({ baseUrl: `${stub.url}/api/`, apiKey: API_KEY });
-    stub.enqueue({ status: 200, body: { data: aBooking(), meta: {} } });
+    stub.enqueue({ status: 200, body: { data: makeBooking(), meta: {} } });
     await prefixed.bookings.get('bkg_x');
     expect(last().path).toBe('/api/v1/bookings/bkg_x');
   });

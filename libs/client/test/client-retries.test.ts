@@ -1,11 +1,11 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { aBooking } from '../../contracts/test/fixtures';
+import { makeBooking } from '../../contracts/test/fixtures';
 import { ApiError, NetworkError, SchedulingClient } from '../src';
 import { API_KEY, clientWithStub } from './support/harness';
 import { apiError, ok, type StubServer } from './support/stub-server';
 
-const booking = aBooking();
+const booking = makeBooking();
 const body = { event_type_id: booking.event_type_id, start_at: booking.start_at, guest: booking.guest };
 let stub: StubServer;
 

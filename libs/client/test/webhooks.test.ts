@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { makeEvent, toWebhookBody } from '@sched/contracts';
-import { aBooking } from '../../contracts/test/fixtures';
+import { makeBooking } from '../../contracts/test/fixtures';
 import { verifyWebhook, WebhookVerificationError } from '../src';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
 /** Signs like webhook-dispatch does: Standard Webhooks over `{id}.{timestamp}.{body}`. */
 function delivery(at = new Date()) {
-  const body = toWebhookBody(makeEvent('booking.created', { workspaceId: 'wsp_AAAAAAAAAAAAAAAAAAAAAA', data: { booking: aBooking() } }));
+  const body = toWebhookBody(makeEvent('booking.created', { workspaceId: 'wsp_AAAAAAAAAAAAAAAAAAAAAA', data: { booking: makeBooking() } }));
   const payload = JSON.stringify(body);
   const headers = {
     'webhook-id': body.id,

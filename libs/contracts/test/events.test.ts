@@ -11,7 +11,7 @@ import {
   toWebhookBody,
   webhookBodySchema,
 } from '../src';
-import { aBooking } from './fixtures';
+import { makeBooking } from './fixtures';
 
 describe('event messages', () => {
   const workspaceId = newId('wsp');
@@ -24,7 +24,7 @@ describe('event messages', () => {
   });
 
   it('makeEvent builds a valid message with a wev_ id and schema_version 1', () => {
-    const msg = makeEvent('booking.created', { workspaceId, data: { booking: aBooking() }, occurredAt: new Date('2026-11-22T09:00:00Z') });
+    const msg = makeEvent('booking.created', { workspaceId, data: { booking: makeBooking() }, occurredAt: new Date('2026-11-22T09:00:00Z') });
     expect(isId('wev', msg.id)).toBe(true);
     expect(msg.schema_version).toBe(1);
     expect(msg.occurred_at).toBe('2026-11-22T09:00:00.000Z');
@@ -33,11 +33,11 @@ describe('event messages', () => {
   });
 
   it('every kind has its data shape', () => {
-    const b = aBooking({ calendar: { status: 'failed', error_code: 'auth_failed' } });
+    const b = makeBooking({ calendar: { status: 'failed', error_code: 'auth_failed' } });
     const cases = [
-      makeEvent('booking.rescheduled', { workspaceId, data: { booking: aBooking({ version: 2 }) } }),
-      makeEvent('booking.cancelled', { workspaceId, data: { booking: aBooking({ status: 'cancelled' }) } }),
-      makeEvent('calendar.created', { workspaceId, data: { booking: aBooking({ calendar: { status: 'synced', error_code: null } }) } }),
+      makeEvent('booking.rescheduled', { workspaceId, data: { booking: makeBooking({ version: 2 }) } }),
+      makeEvent('booking.cancelled', { workspaceId, data: { booking: makeBooking({ status: 'cancelled' }) } }),
+      makeEvent('calendar.created', { workspaceId, data: { booking: makeBooking({ calendar: { status: 'synced', error_code: null } }) } }),
       makeEvent('calendar.failed', { workspaceId, data: { booking: b, error_code: 'auth_failed' } }),
       makeEvent('calendar.synced', {
         workspaceId,
@@ -59,7 +59,7 @@ describe('event messages', () => {
   });
 
   it('refuses data of another kind, extra fields and a wrong schema_version', () => {
-    const msg = makeEvent('booking.created', { workspaceId, data: { booking: aBooking() } });
+    const msg = makeEvent('booking.created', { workspaceId, data: { booking: makeBooking() } });
     expect(eventMessageSchema.safeParse({ ...msg, type: 'calendar.failed' }).success).toBe(false);
     expect(eventMessageSchema.safeParse({ ...msg, type: 'calendar.synced' }).success).toBe(false);
     expect(eventMessageSchema.safeParse({ ...msg, schema_version: 2 }).success).toBe(false);
@@ -71,7 +71,7 @@ describe('event messages', () => {
 
 describe('webhook body', () => {
   it('is {id, type, created_at, workspace_id, data} with the message id and time', () => {
-    const msg = makeEvent('booking.cancelled', { workspaceId: newId('wsp'), data: { booking: aBooking({ status: 'cancelled' }) } });
+    const msg = makeEvent('booking.cancelled', { workspaceId: newId('wsp'), data: { booking: makeBooking({ status: 'cancelled' }) } });
     const body = toWebhookBody(msg);
     expect(Object.keys(body).sort()).toEqual(['created_at', 'data', 'id', 'type', 'workspace_id']);
     expect(body.id).toBe(msg.id);
@@ -80,7 +80,7 @@ describe('webhook body', () => {
   });
 
   it('never carries the internal fields of a booking message (blocked range, invitation id)', () => {
-    const booking = aBooking({});
+    const booking = makeBooking({});
     const msg = makeEvent('booking.created', {
       workspaceId: newId('wsp'),
       data: { booking, internal: { blocked_from: booking.start_at, blocked_to: booking.end_at, invitation_id: newId('biv') } },

@@ -1,27 +1,9 @@
-import { newId, toTimestamp, type Booking, type BookingInvitation, type EventType, type Slot } from '../src';
+import { newId, toTimestamp, type BookingInvitation, type EventType, type Slot } from '../src';
+
+/** The one Booking fixture of the tree (libs/testing), by path: @sched/testing depends on this package. */
+export { makeBooking } from '../../testing/src/booking-fixture';
 
 const t = (iso: string) => toTimestamp(new Date(iso));
-
-export function aBooking(overrides: Partial<Booking> = {}): Booking {
-  return {
-    id: newId('bkg'),
-    status: 'confirmed',
-    version: 1,
-    source: 'api',
-    event_type_id: newId('evt'),
-    host_id: newId('hst'),
-    start_at: t('2026-11-22T09:30:00Z'),
-    end_at: t('2026-11-22T10:00:00Z'),
-    guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
-    meeting: { type: 'video', join_url: null },
-    calendar: { status: 'pending', error_code: null },
-    metadata: {},
-    created_at: t('2026-11-01T08:00:00Z'),
-    rescheduled_at: null,
-    cancelled_at: null,
-    ...overrides,
-  };
-}
 
 export function anEventType(overrides: Partial<EventType> = {}): EventType {
   return {

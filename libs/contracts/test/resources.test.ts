@@ -14,12 +14,12 @@ import {
   slotListResponseSchema,
   slotSchema,
 } from '../src';
-import { aBooking, anEventType, anInvitation, aSlot } from './fixtures';
+import { makeBooking, anEventType, anInvitation, aSlot } from './fixtures';
 
 describe('Booking resource', () => {
   it('accepts a new Booking and every allowed value of its enums', () => {
-    expect(bookingSchema.safeParse(aBooking()).success).toBe(true);
-    const b = aBooking();
+    expect(bookingSchema.safeParse(makeBooking()).success).toBe(true);
+    const b = makeBooking();
     for (const status of ['confirmed', 'cancelled']) expect(bookingSchema.safeParse({ ...b, status }).success).toBe(true);
     for (const source of ['api', 'booking_page']) expect(bookingSchema.safeParse({ ...b, source }).success).toBe(true);
     for (const type of ['video', 'phone', 'in_person', 'custom']) {
@@ -51,15 +51,15 @@ describe('Booking resource', () => {
         'cancelled_at',
       ].sort(),
     );
-    expect(bookingSchema.safeParse({ ...aBooking(), workspace_id: 'wsp_x' }).success).toBe(false);
-    expect(bookingSchema.safeParse({ ...aBooking(), calendar: { status: 'pending', error_code: null, uid: 'x' } }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), workspace_id: 'wsp_x' }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), calendar: { status: 'pending', error_code: null, uid: 'x' } }).success).toBe(false);
   });
 
   it('refuses unknown enum values, version 0 and non-UTC timestamps', () => {
-    expect(bookingSchema.safeParse({ ...aBooking(), status: 'pending' }).success).toBe(false);
-    expect(bookingSchema.safeParse({ ...aBooking(), calendar: { status: 'done', error_code: null } }).success).toBe(false);
-    expect(bookingSchema.safeParse({ ...aBooking(), version: 0 }).success).toBe(false);
-    expect(bookingSchema.safeParse({ ...aBooking(), start_at: '2026-11-22T09:30:00Z' }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), status: 'pending' }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), calendar: { status: 'done', error_code: null } }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), version: 0 }).success).toBe(false);
+    expect(bookingSchema.safeParse({ ...makeBooking(), start_at: '2026-11-22T09:30:00Z' }).success).toBe(false);
   });
 });
 
@@ -94,12 +94,12 @@ describe('Event Type, Slot and Booking Invitation resources', () => {
 describe('envelopes', () => {
   const meta = { request_id: 'req_abc' };
   it('one resource: data + meta.request_id', () => {
-    expect(bookingResponseSchema.safeParse({ data: aBooking(), meta }).success).toBe(true);
-    expect(dataEnvelope(bookingSchema).safeParse({ data: aBooking(), meta: { ...meta, next_cursor: null } }).success).toBe(false);
+    expect(bookingResponseSchema.safeParse({ data: makeBooking(), meta }).success).toBe(true);
+    expect(dataEnvelope(bookingSchema).safeParse({ data: makeBooking(), meta: { ...meta, next_cursor: null } }).success).toBe(false);
   });
 
   it('lists: data array + meta.next_cursor string or null', () => {
-    expect(bookingListResponseSchema.safeParse({ data: [aBooking()], meta: { ...meta, next_cursor: null } }).success).toBe(true);
+    expect(bookingListResponseSchema.safeParse({ data: [makeBooking()], meta: { ...meta, next_cursor: null } }).success).toBe(true);
     expect(eventTypeListResponseSchema.safeParse({ data: [anEventType()], meta: { ...meta, next_cursor: 'abc' } }).success).toBe(true);
     expect(listEnvelope(bookingSchema).safeParse({ data: [], meta }).success).toBe(false);
     expect(bookingInvitationListResponseSchema.safeParse({ data: [anInvitation()], meta: { ...meta, next_cursor: null } }).success).toBe(true);

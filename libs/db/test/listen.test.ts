@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
 import { createPool, startNotificationListener, type NotificationListener } from '../src';
 import { SERVER_URL } from './temp-database.helper';
+// By path: @sched/testing depends on this package.
+import { waitFor } from '../../testing/src/wait-for';
 
 const pools: Pool[] = [];
 const listeners: NotificationListener[] = [];
@@ -15,13 +17,7 @@ function pool(): Pool {
   return p;
 }
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (check: () => boolean) => waitFor(check, { intervalMs: 10 });
 
 const channel = `listen_test_${process.pid}`;
 
@@ -92,11 +88,17 @@ describe('startNotificationListener', () => {
     const payloads: string[] = [];
     let lost = 0;
     const l = startNotificationListener({ pool: p, channel, onNotification: (x) => payloads.push(x), onLost: () => lost++, logger: { warn: () => undefined } });
-    await until(() => l.isListening());
+    // A listener still running hears what this one would have: once it has heard two later NOTIFYs, a late one would be here too.
+    const heard: string[] = [];
+    const witness = startNotificationListener({ pool: pool(), channel, onNotification: (x) => heard.push(x), logger: { warn: () => undefined } });
+    listeners.push(witness);
+    await until(() => l.isListening() && witness.isListening());
     await l.stop();
     expect(l.isListening()).toBe(false);
     await p.query('SELECT pg_notify($1, $2)', [channel, 'late']);
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => heard.includes('late'));
+    await p.query('SELECT pg_notify($1, $2)', [channel, 'later']);
+    await until(() => heard.includes('later'));
     expect(payloads).toEqual([]);
     expect(lost).toBe(0);
   });

@@ -41,8 +41,10 @@ describe('createPool / createDb / checkPostgres', () => {
     const client = await p.connect();
     expect(client.listenerCount('error')).toBeGreaterThan(0);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    // (events.once would reject on the 'error' the client emits first.)
+    const ended = new Promise<void>((r) => client.once('end', () => r()));
     await adminQuery(SERVER_URL, `SELECT pg_terminate_backend(${rows[0]!.pid})`);
-    await new Promise((r) => setTimeout(r, 200));
+    await ended; // the client has seen its connection go
     await expect(client.query('SELECT 1')).rejects.toThrow();
     client.release(true);
     expect((await p.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);

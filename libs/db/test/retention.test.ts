@@ -3,6 +3,8 @@ import { bigserial, pgSchema, primaryKey, text, timestamp } from 'drizzle-orm/pg
 import type { Pool } from 'pg';
 import { createDb, createPool, explainRetentionRule, pruneTable, startRetentionJob, type Db, type RetentionRule } from '../src';
 import { tempResources } from './temp-database.helper';
+// By path: @sched/testing depends on this package.
+import { waitFor } from '../../testing/src/wait-for';
 
 const ret = pgSchema('ret');
 const events = ret.table('events', {
@@ -198,9 +200,7 @@ describe('startRetentionJob', () => {
     const r = recorder();
     const job = startRetentionJob({ db, rules: [rule()], intervalMs: 50, logger: r.logger });
     try {
-      const deadline = Date.now() + 5000;
-      while ((await ids()).length > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
-      expect(await ids()).toEqual([]);
+      await waitFor(async () => (await ids()).length === 0, { intervalMs: 20 });
     } finally {
       await job.stop();
     }

@@ -4,6 +4,8 @@ import { sql } from 'drizzle-orm';
 import { Pool } from 'pg';
 import { createDb, createPool, isStoreUnavailable, storeUnavailable, withCredentials } from '../src';
 import { adminQuery, randomName, SERVER_URL, tempResources } from './temp-database.helper';
+// By path: @sched/testing depends on this package.
+import { waitFor } from '../../testing/src/wait-for';
 
 const temp = tempResources();
 const pools: Pool[] = [];
@@ -66,7 +68,8 @@ describe('storeUnavailable: errors of a real Postgres that cannot serve', () => 
     client.on('error', () => undefined);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const query = failure(client.query('SELECT pg_sleep(10)'));
-    await new Promise((r) => setTimeout(r, 200));
+    // Mid-query: the server shows the statement running before it is ended.
+    await waitFor(async () => (await adminQuery(SERVER_URL, `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, [rows[0]!.pid])).length === 1);
     await adminQuery(SERVER_URL, 'SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
     const err = await query;
     client.release(true);

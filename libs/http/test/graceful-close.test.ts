@@ -16,12 +16,11 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** `/slow` answers after delayMs, or when `release` is called, whichever comes first. */
 async function startSlowApp(delayMs: number, shutdownTimeoutMs = 5000) {
   const t = testApp({ shutdownTimeoutMs });
   const pending = new Set<() => void>();
+  const arrivals = new Set<() => void>();
   t.route('GET', '/slow', async (_req, res) => {
     await new Promise<void>((resolve) => {
       const done = () => {
@@ -31,19 +30,23 @@ async function startSlowApp(delayMs: number, shutdownTimeoutMs = 5000) {
       };
       const timer = setTimeout(done, delayMs);
       pending.add(done);
+      arrivals.forEach((arrived) => arrived());
+      arrivals.clear();
     });
     sendData(res, 200, { done: true });
   });
   const release = () => pending.forEach((done) => done());
+  /** Resolves once a /slow request is inside the handler: in flight. */
+  const inHandler = () => (pending.size > 0 ? Promise.resolve() : new Promise<void>((r) => arrivals.add(r)));
   const server = await t.listen(0, '127.0.0.1');
-  return { t, server, release, port: (server.address() as AddressInfo).port };
+  return { t, server, release, inHandler, port: (server.address() as AddressInfo).port };
 }
 
 describe('close()', () => {
   it('waits for an in-flight request to finish before resolving, and then refuses new connections', async () => {
-    const { t, server, port } = await startSlowApp(300);
+    const { t, server, port, inHandler } = await startSlowApp(300);
     const inFlight = get(port, '/slow');
-    await sleep(50);
+    await inHandler();
     const startedClose = Date.now();
     await t.close();
     const took = Date.now() - startedClose;
@@ -56,9 +59,9 @@ describe('close()', () => {
   });
 
   it('cuts connections after the shutdown timeout when a request hangs', async () => {
-    const { t, port, release } = await startSlowApp(5000, 150);
+    const { t, port, release, inHandler } = await startSlowApp(5000, 150);
     const inFlight = get(port, '/slow').catch((e: Error) => e);
-    await sleep(50);
+    await inHandler();
     const startedClose = Date.now();
     await t.close();
     release();
@@ -67,9 +70,9 @@ describe('close()', () => {
   });
 
   it('reports not ready while draining, and a second close() awaits the same drain', async () => {
-    const { t, port } = await startSlowApp(300);
+    const { t, port, inHandler } = await startSlowApp(300);
     const inFlight = get(port, '/slow');
-    await sleep(50);
+    await inHandler();
     const first = t.close();
     const second = t.close();
     expect(second).toBe(first);

@@ -9,21 +9,25 @@ function setup(overrides: Partial<LifecycleOptions> = {}) {
   stream.on('data', (chunk: Buffer) => {
     for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
   });
-  const exit = jest.fn<void, [number]>();
+  let exited!: (code: number) => void;
+  const exitCalled = new Promise<number>((r) => (exited = r));
+  const exit = jest.fn<void, [number]>((code) => exited(code));
   const proc = new EventEmitter();
   const logger = createLogger({ service: 'test', stream, level: 'debug' });
   const lifecycle = createLifecycle({ logger, timeoutMs: 1000, exit, proc, ...overrides });
-  return { lifecycle, exit, proc, lines };
+  return { lifecycle, exit, exitCalled, proc, lines };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A closer's own slow work (an input of the tests, not a wait). */
+const work = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const flush = () => new Promise((r) => setImmediate(r));
 
-/** Resolves once the spy has been called (exit happens after an async stop). */
-async function exitCode(exit: jest.Mock<void, [number]>): Promise<number> {
-  for (let i = 0; i < 100 && exit.mock.calls.length === 0; i++) await sleep(5);
+/** The exit code, once exit has been called (it happens after an async stop); exactly once. */
+async function exitCode({ exit, exitCalled }: { exit: jest.Mock<void, [number]>; exitCalled: Promise<number> }): Promise<number> {
+  const code = await exitCalled;
+  await flush();
   expect(exit).toHaveBeenCalledTimes(1);
-  return exit.mock.calls[0]![0];
+  return code;
 }
 
 describe('lifecycle stop()', () => {
@@ -32,13 +36,13 @@ describe('lifecycle stop()', () => {
     const events: string[] = [];
     lifecycle.onStop('db', async () => {
       events.push('db:start');
-      await sleep(10);
+      await work(10);
       events.push('db:end');
     });
     lifecycle.onStop('amqp', () => events.push('amqp'));
     lifecycle.onStop('http', async () => {
       events.push('http:start');
-      await sleep(20);
+      await work(20);
       events.push('http:end');
     });
     const result = await lifecycle.stop('test');
@@ -73,7 +77,7 @@ describe('lifecycle stop()', () => {
 
   it('is idempotent: a second stop() runs nothing again and returns the same result', async () => {
     const { lifecycle } = setup();
-    const closer = jest.fn(() => sleep(10));
+    const closer = jest.fn(() => work(10));
     lifecycle.onStop('http', closer);
     const first = lifecycle.stop('SIGTERM');
     const second = lifecycle.stop('SIGINT');
@@ -87,55 +91,55 @@ describe('lifecycle stop()', () => {
 
 describe('installSignalHandlers()', () => {
   it('on SIGTERM stops and exits 0 when every closer succeeded', async () => {
-    const { lifecycle, exit, proc } = setup();
+    const { lifecycle, exit, exitCalled, proc } = setup();
     const closer = jest.fn();
     lifecycle.onStop('http', closer);
     const uninstall = lifecycle.installSignalHandlers();
     proc.emit('SIGTERM', 'SIGTERM');
-    expect(await exitCode(exit)).toBe(0);
+    expect(await exitCode({ exit, exitCalled })).toBe(0);
     expect(closer).toHaveBeenCalledTimes(1);
     uninstall();
     expect(proc.listenerCount('SIGTERM')).toBe(0);
   });
 
   it('exits 1 when a closer threw', async () => {
-    const { lifecycle, exit, proc } = setup();
+    const { lifecycle, exit, exitCalled, proc } = setup();
     lifecycle.onStop('db', () => Promise.reject(new Error('pool end failed')));
     lifecycle.installSignalHandlers();
     proc.emit('SIGINT', 'SIGINT');
-    expect(await exitCode(exit)).toBe(1);
+    expect(await exitCode({ exit, exitCalled })).toBe(1);
   });
 
   it('exits 1 when the stop timed out', async () => {
-    const { lifecycle, exit, proc } = setup({ timeoutMs: 50 });
+    const { lifecycle, exit, exitCalled, proc } = setup({ timeoutMs: 50 });
     lifecycle.onStop('stuck', () => new Promise(() => undefined));
     lifecycle.installSignalHandlers();
     proc.emit('SIGTERM', 'SIGTERM');
-    expect(await exitCode(exit)).toBe(1);
+    expect(await exitCode({ exit, exitCalled })).toBe(1);
   });
 
   it('on an unhandled rejection logs it, still runs the closers, and exits 1', async () => {
-    const { lifecycle, exit, proc, lines } = setup();
+    const { lifecycle, exit, exitCalled, proc, lines } = setup();
     const closer = jest.fn();
     lifecycle.onStop('http', closer);
     lifecycle.installSignalHandlers();
     proc.emit('unhandledRejection', new Error('nobody caught me'));
-    expect(await exitCode(exit)).toBe(1);
+    expect(await exitCode({ exit, exitCalled })).toBe(1);
     expect(closer).toHaveBeenCalledTimes(1);
     await flush();
     expect(lines.find((l) => l.message === 'unhandledRejection')).toMatchObject({ level: 'error', err: { message: 'nobody caught me' } });
   });
 
   it('on an uncaught exception exits 1', async () => {
-    const { lifecycle, exit, proc } = setup();
+    const { lifecycle, exit, exitCalled, proc } = setup();
     lifecycle.installSignalHandlers();
     proc.emit('uncaughtException', new Error('thrown'));
-    expect(await exitCode(exit)).toBe(1);
+    expect(await exitCode({ exit, exitCalled })).toBe(1);
   });
 
   it('a second signal while stopping exits 1 at once instead of waiting', async () => {
     const { lifecycle, exit, proc } = setup();
-    lifecycle.onStop('slow', () => sleep(200));
+    lifecycle.onStop('slow', () => work(200));
     lifecycle.installSignalHandlers();
     proc.emit('SIGINT', 'SIGINT');
     proc.emit('SIGINT', 'SIGINT');

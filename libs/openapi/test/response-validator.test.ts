@@ -1,6 +1,6 @@
 import { newId } from '@sched/contracts';
 import { buildOpenApiDocument, createResponseValidator } from '../src';
-import { aBooking, okHeaders, REQUEST_ID } from './fixtures';
+import { makeBooking, okHeaders, REQUEST_ID } from './fixtures';
 
 const { validate } = createResponseValidator(buildOpenApiDocument());
 const meta = { request_id: REQUEST_ID };
@@ -11,8 +11,8 @@ function errorBody(code: string, details: unknown[] = []) {
 
 describe('createResponseValidator', () => {
   it('accepts a correct booking answer: 201 of create, 200 of read on the actual path, and a page of the list', () => {
-    expect(validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: okHeaders, body: { data: aBooking(), meta } })).toEqual([]);
-    const booking = aBooking();
+    expect(validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: okHeaders, body: { data: makeBooking(), meta } })).toEqual([]);
+    const booking = makeBooking();
     expect(validate({ method: 'GET', path: `/v1/bookings/${booking.id}`, status: 200, headers: okHeaders, body: { data: booking, meta } })).toEqual([]);
     expect(
       validate({
@@ -20,24 +20,24 @@ describe('createResponseValidator', () => {
         path: '/v1/bookings?limit=2',
         status: 200,
         headers: new Headers(okHeaders),
-        body: { data: [aBooking(), aBooking()], meta: { ...meta, next_cursor: null } },
+        body: { data: [makeBooking(), makeBooking()], meta: { ...meta, next_cursor: null } },
       }),
     ).toEqual([]);
   });
 
   it('reports a missing field of the Booking', () => {
-    const { guest: _guest, ...withoutGuest } = aBooking({ metadata: { order: 'A-17' } });
+    const { guest: _guest, ...withoutGuest } = makeBooking({ metadata: { order: 'A-17' } });
     const problems = validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: okHeaders, body: { data: withoutGuest, meta } });
     expect(problems).toEqual(['POST /v1/bookings 201: body/data: missing property "guest"']);
   });
 
   it('reports a field the contract does not have (an internal field leaking)', () => {
-    const problems = validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: okHeaders, body: { data: { ...aBooking(), access: 'public' }, meta } });
+    const problems = validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: okHeaders, body: { data: { ...makeBooking(), access: 'public' }, meta } });
     expect(problems).toEqual(['POST /v1/bookings 201: body/data: unexpected property "access"']);
   });
 
   it('reports a value of the wrong form (timestamp without milliseconds, unknown status)', () => {
-    const data = { ...aBooking(), start_at: '2026-11-22T09:30:00Z', status: 'pending' };
+    const data = { ...makeBooking(), start_at: '2026-11-22T09:30:00Z', status: 'pending' };
     const problems = validate({ method: 'GET', path: `/v1/bookings/${data.id}`, status: 200, headers: okHeaders, body: { data, meta } });
     expect(problems).toHaveLength(2);
     expect(problems.join('\n')).toMatch(/body\/data\/start_at/);
@@ -45,7 +45,7 @@ describe('createResponseValidator', () => {
   });
 
   it('reports a status the operation does not document (200 for a create, 409 on a read)', () => {
-    expect(validate({ method: 'POST', path: '/v1/bookings', status: 200, headers: okHeaders, body: { data: aBooking(), meta } })).toEqual([
+    expect(validate({ method: 'POST', path: '/v1/bookings', status: 200, headers: okHeaders, body: { data: makeBooking(), meta } })).toEqual([
       expect.stringMatching(/^POST \/v1\/bookings: status 200 is not documented for POST \/v1\/bookings \(documented: 201, 400, .*\)$/),
     ]);
     expect(validate({ method: 'GET', path: '/v1/bookings/bkg_x', status: 409, headers: okHeaders, body: errorBody('slot_unavailable') })).toEqual([
@@ -74,7 +74,7 @@ describe('createResponseValidator', () => {
     expect(validate({ method: 'GET', path: '/v1/bookings/bkg_x', status: 404, headers: okHeaders, body: extra })).toEqual([
       'GET /v1/bookings/bkg_x 404: body: unexpected property "stack"',
     ]);
-    expect(validate({ method: 'GET', path: '/v1/bookings/bkg_x', status: 404, headers: okHeaders, body: { data: aBooking(), meta } }).length).toBeGreaterThan(0);
+    expect(validate({ method: 'GET', path: '/v1/bookings/bkg_x', status: 404, headers: okHeaders, body: { data: makeBooking(), meta } }).length).toBeGreaterThan(0);
   });
 
   it('reports required headers that are missing and a request id that differs from X-Request-Id', () => {
@@ -88,7 +88,7 @@ describe('createResponseValidator', () => {
       'GET /v1/bookings/bkg_x 404: body/meta/request_id "req_test_1" differs from X-Request-Id "req_other"',
     ]);
     expect(
-      validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: { ...okHeaders, 'idempotent-replayed': 'yes' }, body: { data: aBooking(), meta } }),
+      validate({ method: 'POST', path: '/v1/bookings', status: 201, headers: { ...okHeaders, 'idempotent-replayed': 'yes' }, body: { data: makeBooking(), meta } }),
     ).toEqual([expect.stringContaining('header Idempotent-Replayed: "yes"')]);
   });
 

@@ -53,7 +53,7 @@ describe('a service process', () => {
     // Without the gateway's credential the route is refused; with it, it runs.
     expect((await fetch(`${base}/slow`)).status).toBe(401);
     const inFlight = fetch(`${base}/slow`, { headers: await internalAuthorization('fixture', { principal: 'service' }) });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => lines.some((l) => l.message === 'slow request started'));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     const res = await inFlight;

@@ -6,3 +6,6 @@ export { planTestInfra, missingInfraMessage, tcpAnswers, type InfraSource, type 
 export { startRadicale, type TestRadicale, type StartRadicaleOptions } from './radicale';
 export { freePort, portOpen } from './free-port';
 export { TEST_INTERNAL_AUTH_KEYS, internalAuthorization, credentialFor, claimsOf } from './internal-credentials';
+export { settle } from './settle';
+export { logEntries, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
+export { makeBooking } from './booking-fixture';

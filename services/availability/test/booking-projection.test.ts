@@ -1,6 +1,6 @@
 import { newId, slotCheckResponseSchema } from '@sched/contracts';
-import { waitFor } from '@sched/testing';
-import { booking, bookingEvent, call, startSystem, Tenant, type System } from './support/system';
+import { makeBooking, waitFor, waitForEventsHandled } from '@sched/testing';
+import { bookingEvent, call, startSystem, Tenant, type System } from './support/system';
 
 const NOW = new Date('2026-06-01T00:00:00.000Z');
 // Monday 2026-06-08 in Berlin (UTC+2): the host works 09:00–17:00 = 07:00Z–15:00Z.
@@ -32,10 +32,10 @@ const inboxRows = async (eventId: string) => (await sys.db.adminPool.query('SELE
 // Booking events skip the inbox (the versioned upsert is idempotent by itself): a handled one shows as its row.
 const rowAt = (bookingId: string, version: number) =>
   waitFor(async () => ((await sys.db.adminPool.query('SELECT version FROM availability.booked_intervals WHERE booking_id = $1', [bookingId])).rows[0]?.version ?? 0) >= version);
-// A message that must change nothing has no signal of its own: give it the time it would need to do harm.
-const settle = () => new Promise((r) => setTimeout(r, 400));
+// A message that must change nothing has no effect to wait for: wait until the consumer says it handled it.
+const handled = (from: number, ...ids: string[]) => waitForEventsHandled(sys.logs, ids, { from });
 const mk = (start: string, end: string, over: { id?: string; version?: number; status?: 'confirmed' | 'cancelled'; hostId?: string } = {}) =>
-  booking({ id: over.id ?? newId('bkg'), hostId: over.hostId ?? hostId, eventTypeId: evt, start: `2026-06-08T${start}:00.000Z`, end: `2026-06-08T${end}:00.000Z`, ...over });
+  makeBooking({ host_id: over.hostId ?? hostId, event_type_id: evt, start_at: `2026-06-08T${start}:00.000Z`, end_at: `2026-06-08T${end}:00.000Z`, ...(over.id && { id: over.id }), ...(over.version && { version: over.version }), ...(over.status && { status: over.status }) });
 const blocked = (from: string, to: string) => ({ blocked_from: `2026-06-08T${from}:00.000Z`, blocked_to: `2026-06-08T${to}:00.000Z`, invitation_id: null });
 
 describe('booked-interval projection (booking.* events on the exchange)', () => {
@@ -62,10 +62,11 @@ describe('booked-interval projection (booking.* events on the exchange)', () => 
     await sys.publish(cancelled);
     await until((s) => s.includes('10:00'));
     // The same message again (a redelivery) and a different message with the older version (out of order).
+    const from = sys.logs.length;
     await sys.publish(created);
     const stale = bookingEvent('booking.created', t.ws, b, blocked('09:50', '10:40'));
     await sys.publish(stale);
-    await settle();
+    await handled(from, created.id, stale.id);
     expect(await startsOn()).toContain('10:00');
     const row = await sys.db.adminPool.query('SELECT version, status FROM availability.booked_intervals WHERE booking_id = $1', [b.id]);
     expect(row.rows).toEqual([{ version: 2, status: 'cancelled' }]);
@@ -78,8 +79,9 @@ describe('booked-interval projection (booking.* events on the exchange)', () => 
     await sys.publish(rescheduled);
     await rowAt(b.id, 2);
     const created = bookingEvent('booking.created', t.ws, b, blocked('10:50', '11:40'));
+    const from = sys.logs.length;
     await sys.publish(created);
-    await settle();
+    await handled(from, created.id);
     const starts = await startsOn();
     expect(starts).toContain('11:00');
     expect(starts).not.toContain('13:00');

@@ -7,12 +7,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { createTestDatabase, freePort, startRadicale, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { toTimestamp } from '@sched/contracts';
+import { createTestDatabase, freePort, makeBooking, startRadicale, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import {
   at,
   call,
   cleanupBroker,
-  makeBooking,
   SECRETS_KEY,
   startAvailabilityStub,
   startPublisher,
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       busy.push(call(svc.url, 'GET', path).then((r) => {
         if (r.status !== 200) throw new Error(`busy answered ${r.status}`);
       }));
-      await publisher.publish('booking.created', ws, makeBooking(hostId, at(2 + (i % 60), 7, i % 60), { meeting: { type: 'phone', join_url: null } }));
+      await publisher.publish('booking.created', ws, makeBooking({ host_id: hostId, start_at: toTimestamp(at(2 + (i % 60), 7, i % 60)), meeting: { type: 'phone', join_url: null } }));
       const due = t0 + ((i + 1) * 1000) / RATE_PER_S;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
     }

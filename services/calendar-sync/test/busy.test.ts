@@ -1,6 +1,6 @@
 import { fromZonedTime } from 'date-fns-tz';
 import { newId, toTimestamp } from '@sched/contracts';
-import { createTestDatabase, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 import { startCountingProxy } from './support/counting-proxy';
 import {
   at,
@@ -9,7 +9,6 @@ import {
   cleanupBroker,
   icalDate,
   icalTime,
-  makeBooking,
   outboxEvents,
   startAvailabilityStub,
   startCalendarSync,
@@ -94,7 +93,7 @@ describe('GET /internal/v1/workspaces/:ws/hosts/:host/busy', () => {
     await put('foreign', vevent({ UID: `${newId('bkg')}@scheduling-service`, DTSTART: icalTime(at(2, 18)), DTEND: icalTime(at(2, 19)) }));
 
     // This host's own Booking, written by the service itself, must not block (availability has it).
-    const booking = makeBooking(host, at(2, 16));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(2, 16)) });
     await publisher.publish('booking.created', ws, booking);
     await waitFor(async () => (await outboxEvents(db, 'calendar.synced')).some((e) => e.data.booking_id === booking.id));
     expect(await radicale.getObject('alice', 'mixed', `${booking.id}.ics`)).toContain(`UID:${booking.id}@scheduling-service`);

@@ -1,12 +1,11 @@
 import ICAL from 'ical.js';
 import { newId, toTimestamp, type Booking } from '@sched/contracts';
-import { createTestDatabase, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 import {
   at,
   cancelled,
   cleanupBroker,
   call,
-  makeBooking,
   outboxEvents,
   rescheduled,
   startAvailabilityStub,
@@ -89,7 +88,7 @@ afterAll(async () => {
 describe('calendar events of Bookings', () => {
   it('writes the event on booking.created (UID, summary, times, join URL), moves it on reschedule and deletes it on cancel', async () => {
     const host = await connectedHost('life');
-    const v1 = makeBooking(host, at(3, 9));
+    const v1 = makeBooking({ host_id: host, start_at: toTimestamp(at(3, 9)) });
     await publisher.publish('booking.created', ws, v1);
     const created = await resultFor(v1);
     const joinUrl = `https://meet.example.com/${v1.id}`;
@@ -101,7 +100,7 @@ describe('calendar events of Bookings', () => {
     const written = parseEvent((await radicale.getObject('alice', 'life', `${v1.id}.ics`))!);
     expect(written).toMatchObject({
       uid: `${v1.id}@scheduling-service`,
-      summary: 'Video call with Gina Guest',
+      summary: 'Video call with Ada Lovelace',
       start: v1.start_at,
       end: v1.end_at,
       url: joinUrl,
@@ -128,17 +127,17 @@ describe('calendar events of Bookings', () => {
 
   it('writes no join URL for a non-video meeting', async () => {
     const host = await connectedHost('phone');
-    const booking = makeBooking(host, at(3, 11), { meeting: { type: 'phone', join_url: null } });
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(3, 11)), meeting: { type: 'phone', join_url: null } });
     await publisher.publish('booking.created', ws, booking);
     expect((await resultFor(booking)).data.join_url).toBeNull();
     const ev = parseEvent((await radicale.getObject('alice', 'phone', `${booking.id}.ics`))!);
     expect(ev.url).toBeNull();
-    expect(ev.summary).toBe('Phone call with Gina Guest');
+    expect(ev.summary).toBe('Phone call with Ada Lovelace');
   });
 
   it('gives one event and one result when the same booking.created arrives twice (same and new message id)', async () => {
     const host = await connectedHost('dupes');
-    const booking = makeBooking(host, at(5, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(5, 9)) });
     const logsBefore = svc.logs.length;
     const id = await publisher.publish('booking.created', ws, booking);
     await publisher.publish('booking.created', ws, booking, id); // redelivery of the same message
@@ -153,19 +152,19 @@ describe('calendar events of Bookings', () => {
 
   it('turns a create whose object already exists (crash after the write, before the commit) into an update, not a second event', async () => {
     const host = await connectedHost('crash');
-    const booking = makeBooking(host, at(6, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(6, 9)) });
     // As if a previous attempt wrote the object and died before recording it.
     await radicale.putObject('alice', 'crash', `${booking.id}.ics`, 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//EN\r\nBEGIN:VEVENT\r\nUID:' +
       `${booking.id}@scheduling-service\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T000000Z\r\nDTEND:20260101T003000Z\r\nSUMMARY:half-written\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n`);
     await publisher.publish('booking.created', ws, booking);
     expect((await resultFor(booking)).type).toBe('calendar.synced');
     expect(await radicale.listObjects('alice', 'crash')).toEqual([`${booking.id}.ics`]);
-    expect(parseEvent((await radicale.getObject('alice', 'crash', `${booking.id}.ics`))!)).toMatchObject({ start: booking.start_at, summary: 'Video call with Gina Guest' });
+    expect(parseEvent((await radicale.getObject('alice', 'crash', `${booking.id}.ics`))!)).toMatchObject({ start: booking.start_at, summary: 'Video call with Ada Lovelace' });
   });
 
   it('ignores stale messages: a late booking.created after the cancel writes nothing', async () => {
     const host = await connectedHost('stale');
-    const v1 = makeBooking(host, at(7, 9));
+    const v1 = makeBooking({ host_id: host, start_at: toTimestamp(at(7, 9)) });
     const v2 = cancelled(v1);
     // The cancel arrives first: nothing was written yet, so the calendar already matches (synced, no event).
     await publisher.publish('booking.cancelled', ws, v2);
@@ -178,7 +177,7 @@ describe('calendar events of Bookings', () => {
 
   it('with Radicale down: no result while it is down, then calendar.synced once it is back (within the retry bound)', async () => {
     const host = await connectedHost('outage');
-    const booking = makeBooking(host, at(8, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(8, 9)) });
     await radicale.stop();
     const logsBefore = svc.logs.length;
     try {
@@ -199,7 +198,7 @@ describe('calendar events of Bookings', () => {
   it('fails at once with auth_failed (no retries) when the credentials are refused, and marks the connection broken', async () => {
     const host = await connectedHost('refused');
     await db.adminPool.query(`UPDATE calendar_sync.calendar_connections SET username = 'mallory' WHERE host_id = $1`, [host]);
-    const booking = makeBooking(host, at(9, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(9, 9)) });
     await publisher.publish('booking.created', ws, booking);
     const result = await resultFor(booking);
     expect(result).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: booking.id, booking_version: 1, error_code: 'auth_failed' } });
@@ -210,14 +209,14 @@ describe('calendar events of Bookings', () => {
   it('fails with calendar_not_found when the host has no calendar connection any more', async () => {
     const host = await connectedHost('gone');
     expect((await call(svc.url, 'DELETE', `/admin/v1/workspaces/${ws}/hosts/${host}/calendar`)).status).toBe(204);
-    const booking = makeBooking(host, at(9, 11));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(9, 11)) });
     await publisher.publish('booking.created', ws, booking);
     expect((await resultFor(booking)).data).toEqual({ booking_id: booking.id, booking_version: 1, error_code: 'calendar_not_found' });
   });
 
   it('moves the event to the new calendar on the next write when the connection was pointed elsewhere', async () => {
     const host = await connectedHost('before');
-    const v1 = makeBooking(host, at(11, 9));
+    const v1 = makeBooking({ host_id: host, start_at: toTimestamp(at(11, 9)) });
     await publisher.publish('booking.created', ws, v1);
     await resultFor(v1);
     await radicale.makeCalendar('alice', 'after');
@@ -238,7 +237,7 @@ describe('calendar events of Bookings', () => {
 
   it('keeps the last Booking state in its sync record (what a resync re-runs)', async () => {
     const host = await connectedHost('record');
-    const v1 = makeBooking(host, at(10, 9));
+    const v1 = makeBooking({ host_id: host, start_at: toTimestamp(at(10, 9)) });
     await publisher.publish('booking.created', ws, v1);
     await resultFor(v1);
     const row = await db.adminPool.query('SELECT booking, booking_version, written_version, status, object_url, etag FROM calendar_sync.booking_syncs WHERE booking_id = $1', [v1.id]);

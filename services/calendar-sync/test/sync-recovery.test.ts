@@ -1,12 +1,11 @@
-import { newId, type Booking } from '@sched/contracts';
+import { newId, toTimestamp, type Booking } from '@sched/contracts';
 import { inspectDeadLetters } from '@sched/messaging';
-import { createTestDatabase, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 import {
   at,
   call,
   cancelled,
   cleanupBroker,
-  makeBooking,
   outboxEvents,
   startAvailabilityStub,
   startCalendarSync,
@@ -70,7 +69,7 @@ afterAll(async () => {
 describe('bounded retries and recovery', () => {
   it('reports calendar.sync_failed provider_unavailable after the retry bound (no dead letter), and a resync writes it once Radicale is back', async () => {
     const host = await connectedHost('main');
-    const booking = makeBooking(host, at(3, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(3, 9)) });
     const logsBefore = svc.logs.length;
     await radicale.stop();
     try {
@@ -109,7 +108,7 @@ describe('bounded retries and recovery', () => {
 
   it('resyncs a failed cancel by deleting the event', async () => {
     const host = await connectedHost('cancel');
-    const v1 = makeBooking(host, at(4, 9));
+    const v1 = makeBooking({ host_id: host, start_at: toTimestamp(at(4, 9)) });
     await publisher.publish('booking.created', ws, v1);
     await resultFor(v1, 'calendar.synced');
     const v2 = cancelled(v1);
@@ -128,7 +127,7 @@ describe('bounded retries and recovery', () => {
 
   it('answers a resync of an already synced Booking with its state and writes nothing; unknown or foreign Booking → 404', async () => {
     const host = await connectedHost('noop');
-    const booking = makeBooking(host, at(5, 9));
+    const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(5, 9)) });
     await publisher.publish('booking.created', ws, booking);
     await resultFor(booking, 'calendar.synced');
     const before = (await results(booking)).map((e) => e.id);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestDatabase, waitFor, type TestDatabase, claimsOf } from '@sched/testing';
+import { createTestDatabase, settle, waitFor, type TestDatabase, claimsOf } from '@sched/testing';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
 
 const ALL = ['event_types:read', 'slots:read', 'bookings:read', 'bookings:write', 'booking_invitations:read', 'booking_invitations:write'];
@@ -90,9 +90,10 @@ describe('authentication on /v1', () => {
 
   it('refuses a key once its expiry has passed', async () => {
     const ws = await workspace();
-    const { key } = await apiKey(ws, { expires_at: new Date(Date.now() + 1500).toISOString() });
+    const expiresAt = Date.now() + 1500;
+    const { key } = await apiKey(ws, { expires_at: new Date(expiresAt).toISOString() });
     expect((await call(gw.url, 'GET', '/v1/bookings', { token: key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await settle(expiresAt - Date.now() + 50, 'the expiry is wall-clock time, and the gateway takes no clock to move');
     expect((await call(gw.url, 'GET', '/v1/bookings', { token: key })).status).toBe(401);
   });
 

@@ -1,5 +1,5 @@
 import { makeEvent } from '@sched/contracts';
-import { waitFor } from '@sched/testing';
+import { makeBooking, waitFor, waitForEventsHandled } from '@sched/testing';
 import { eventType } from './support/stubs';
 import { call, startPageSystem, type PageSystem } from './support/page-system';
 
@@ -195,9 +195,11 @@ describe('the use saga across invitation and booking', () => {
     await waitFor(async () => (await read(id)).used_count === 1, { timeoutMs: 10000 });
     expect(await reservations(id)).toEqual([{ status: 'confirmed', booking_id: made.bookingId }]);
     // A redelivery, and a second message about the same Booking, change nothing.
+    const from = sys.serviceLogs.length;
+    const second = bookingCreated(ws.id, booking, id);
     await sys.invitation.broker.publish(event);
-    await sys.invitation.broker.publish(bookingCreated(ws.id, booking, id));
-    await new Promise((r) => setTimeout(r, 500));
+    await sys.invitation.broker.publish(second);
+    await waitForEventsHandled(sys.serviceLogs, [event.id, second.id], { from, timeoutMs: 10000 });
     expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
     expect(await reservations(id)).toHaveLength(1);
   });
@@ -219,9 +221,15 @@ describe('the use saga across invitation and booking', () => {
 
   it('ignores booking.created messages of Bookings made without an invitation', async () => {
     const { id } = await invite();
-    await sys.invitation.broker.publish(bookingCreated(ws.id, { id: 'bkg_apibookingxxxxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, null));
-    await new Promise((r) => setTimeout(r, 300));
+    const ignored = bookingCreated(ws.id, { id: 'bkg_apibookingxxxxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, null);
+    await sys.invitation.broker.publish(ignored);
+    // It is acknowledged without a line or a row: a later message of another invitation, once handled, says it was seen.
+    const other = await invite();
+    const marker = bookingCreated(ws.id, { id: 'bkg_markerbookingxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, other.id);
+    await sys.invitation.broker.publish(marker);
+    await waitForEventsHandled(sys.serviceLogs, [marker.id], { timeoutMs: 10000 });
     expect((await read(id)).used_count).toBe(0);
+    expect((await sys.db.adminPool.query('SELECT 1 FROM invitation.inbox WHERE event_id = $1', [ignored.id])).rows).toEqual([]);
   });
 });
 
@@ -402,23 +410,16 @@ function bookingCreated(workspaceId: string, b: { id: string; start_at: string; 
   return makeEvent('booking.created', {
     workspaceId,
     data: {
-      booking: {
+      booking: makeBooking({
         id: b.id,
-        status: 'confirmed',
-        version: 1,
         source: invitationId ? 'booking_page' : 'api',
         event_type_id: evt,
         host_id: 'hst_hostxxxxxxxxxxxxxxxxxx',
         start_at: b.start_at,
         end_at: end,
         guest: b.guest,
-        meeting: { type: 'video', join_url: null },
-        calendar: { status: 'pending', error_code: null },
-        metadata: {},
         created_at: new Date().toISOString(),
-        rescheduled_at: null,
-        cancelled_at: null,
-      },
+      }),
       internal: { blocked_from: b.start_at, blocked_to: end, invitation_id: invitationId },
     },
   });

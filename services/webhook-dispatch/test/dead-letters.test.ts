@@ -3,7 +3,7 @@ import { newId } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { inboxTable, startConsumer, type Consumer } from '@sched/messaging';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, waitFor, waitForEventsHandled, type TestAmqp, type TestDatabase } from '@sched/testing';
 import { createDeliveryDeadLetterPublisher } from '../src/events/dead-letter.publisher';
 import { deadLetterMessageId } from '../src/events/delivery-dead-letter.message';
 import { deadLettersToPublish } from '../src/store/delivery-worker.queries';
@@ -15,7 +15,8 @@ import {
   startDispatch,
   startPublisher,
   receiverPool,
-  sleep,
+  workerIdle,
+  FAST_POLL,
   type DispatchUnderTest,
   type Publisher,
   type Receiver,
@@ -55,7 +56,7 @@ const successes = (r: Receiver) => r.requests.filter((x) => x.status === 200);
 beforeAll(async () => {
   db = await createTestDatabase({ services: ['webhook-dispatch'] });
   amqp = testAmqp();
-  svc = await startDispatch(db, amqp);
+  svc = await startDispatch(db, amqp, FAST_POLL);
   pub = await startPublisher(amqp);
 });
 
@@ -118,8 +119,9 @@ describe('dead-lettering a failed delivery and replaying it with the messaging D
   });
 
   it('replaying again sends nothing more: the DLQ is empty and the delivery already succeeded', async () => {
+    const from = svc.logs.length;
     expect(await replayDlq()).toBe(0);
-    await sleep(500);
+    await workerIdle(svc, from);
     expect(successes(rec)).toHaveLength(1);
   });
 
@@ -139,9 +141,12 @@ describe('dead-lettering a failed delivery and replaying it with the messaging D
     expect((await dispatchDlq()).count).toBe(2);
 
     rec2.behave(() => ({ status: 200 }));
+    const from = svc.logs.length;
     expect(await replayDlq()).toBe(2);
+    // Both copies handled (the second as a duplicate), the re-send done, and nothing more in flight.
+    await waitForEventsHandled(svc.logs, [deadLetterMessageId(failed.id, due!.generation), deadLetterMessageId(failed.id, due!.generation)], { from, timeoutMs: 10000 });
     await waitFor(() => successes(rec2).length === 1, { timeoutMs: 10000 });
-    await sleep(500);
+    await workerIdle(svc, svc.logs.length);
     expect(successes(rec2)).toHaveLength(1);
   });
 
@@ -157,9 +162,11 @@ describe('dead-lettering a failed delivery and replaying it with the messaging D
     expect((await dispatchDlq()).oldest.map((m: any) => m.id)).toEqual([deadLetterMessageId(failed.id, 1), deadLetterMessageId(failed.id, 2)]);
 
     rec3.behave(() => ({ status: 200 }));
+    const from = svc.logs.length;
     expect(await replayDlq()).toBe(2);
+    await waitForEventsHandled(svc.logs, [deadLetterMessageId(failed.id, 1), deadLetterMessageId(failed.id, 2)], { from, timeoutMs: 10000 });
     await waitFor(() => successes(rec3).length === 1, { timeoutMs: 10000 });
-    await sleep(500);
+    await workerIdle(svc, svc.logs.length);
     expect(successes(rec3)).toHaveLength(1);
   });
 });
@@ -182,7 +189,7 @@ describe('recovery through the admin API', () => {
     const second = await call(svc.url, 'POST', `/admin/v1/webhook-deliveries/${done.id}/replay`);
     expect(second.body.data).toEqual({ requeued: 0 });
     await waitFor(async () => (await deliveriesOf(svc.url, ws))[0].status === 'succeeded', { timeoutMs: 10000 });
-    await sleep(300);
+    await workerIdle(svc, svc.logs.length);
     expect(rec.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
   });
 

@@ -1,7 +1,7 @@
 import { idPattern, newId } from '@sched/contracts';
 import { createDb, createPool, type Db } from '@sched/db';
 import type { Pool } from 'pg';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, waitFor, waitForLog, type TestAmqp, type TestDatabase } from '@sched/testing';
 import { DELIVERIES_CHANNEL } from '../src/store/delivery.queries';
 import { insertEventDeliveries } from '../src/store/ingest.queries';
 import {
@@ -11,7 +11,8 @@ import {
   startDispatch,
   startPublisher,
   receiverPool,
-  sleep,
+  workerIdle,
+  FAST_POLL,
   type DispatchUnderTest,
   type Publisher,
 } from './support/dispatch-harness';
@@ -46,7 +47,7 @@ beforeAll(async () => {
   db = await createTestDatabase({ services: ['webhook-dispatch'] });
   amqp = testAmqp();
   // Room (64 by default) for every overlapping statement of the cap test to claim.
-  svc = await startDispatch(db, amqp, { WEBHOOK_PER_ENDPOINT_CONCURRENCY: '2' });
+  svc = await startDispatch(db, amqp, { WEBHOOK_PER_ENDPOINT_CONCURRENCY: '2', ...FAST_POLL });
   pub = await startPublisher(amqp);
   // Connections for the overlapping transactions of the cap test.
   servicePool = createPool(db.urlFor('webhook-dispatch'), { max: 10, applicationName: 'ingest-claims-test', logger: { error: () => undefined } });
@@ -67,8 +68,8 @@ describe('claim at insert', () => {
     const ws = newId('wsp');
     const rec = await receiver();
     await createEndpoint(svc.url, ws, rec.url, ['booking.created']);
-    // Let the start-up and poll rounds settle, then count what rounds claim from here on.
-    await sleep(200);
+    // Count what rounds claim from here on (once the first has run; none had anything to claim).
+    await waitForLog(svc.logs, { message: 'delivery worker round' });
     const before = claimedByRounds(svc.logs);
     const sent = await pub.publish('booking.created', ws);
     const got = await waitFor(() => rec.requests[0], { timeoutMs: 10000 });
@@ -94,13 +95,13 @@ describe('claim at insert', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.claimed).toBe(true);
     expect(rows[0]!.delivery.id).toMatch(idPattern('whd'));
-    await sleep(1000);
-    expect(rec.requests).toHaveLength(0);
+    // The first request, whenever it comes, comes after the lease: that is "not before".
     const got = await waitFor(() => rec.requests[0], { timeoutMs: 10000 });
     expect(got.headers['webhook-id']).toBe(e.eventId);
     expect(got.at - leasedAt).toBeGreaterThanOrEqual(1400);
     expect(got.body).toBe(e.body);
-    await sleep(300);
+    await waitFor(async () => (await deliveriesOf(svc.url, ws))[0]?.status === 'succeeded');
+    await workerIdle(svc, svc.logs.length);
     expect(rec.requests).toHaveLength(1);
   });
 
@@ -110,15 +111,17 @@ describe('claim at insert', () => {
     await createEndpoint(svc.url, ws, rec.url, ['booking.created']);
     const listener = await servicePool.connect();
     const heard: string[] = [];
-    listener.on('notification', (n) => heard.push(n.channel));
+    listener.on('notification', (n) => heard.push(n.payload === 'test-marker' ? 'marker' : n.channel));
     try {
       await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
       await insertEventDeliveries(serviceDb, event(ws), { token: 'dead-replica:4', room: 1, perEndpoint: 2, leaseMs: 60000 });
-      await sleep(200);
-      expect(heard).toEqual([]);
+      // NOTIFYs reach a listener in commit order: once a marker sent after the insert is heard, the insert's would have been too.
+      await db.adminPool.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', 'test-marker')`);
+      await waitFor(() => heard.includes('marker'), { timeoutMs: 2000 });
+      expect(heard).toEqual(['marker']);
       await insertEventDeliveries(serviceDb, event(ws), { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 });
-      await waitFor(() => heard.length === 1, { timeoutMs: 2000 });
-      expect(heard).toEqual([DELIVERIES_CHANNEL]);
+      await waitFor(() => heard.length === 2, { timeoutMs: 2000 });
+      expect(heard).toEqual(['marker', DELIVERIES_CHANNEL]);
     } finally {
       await listener.query(`UNLISTEN ${DELIVERIES_CHANNEL}`);
       listener.release();
@@ -138,9 +141,10 @@ describe('claim at insert', () => {
     await waitFor(() => rec.requests.length === 1, { timeoutMs: 10000 });
     // Endpoints created after the event was consumed do not get it, redelivered or not.
     await createEndpoint(svc.url, ws, later.url, ['booking.created']);
+    const from = svc.logs.length;
     const again = await insertEventDeliveries(serviceDb, e, { token: 'some-replica:2', room: 4, perEndpoint: 2, leaseMs: 60000 });
     expect(again).toEqual({ fresh: false, deliveries: [] });
-    await sleep(500);
+    await workerIdle(svc, from);
     expect(rec.requests).toHaveLength(1);
     expect(later.requests).toHaveLength(0);
     expect(await deliveriesOf(svc.url, ws)).toHaveLength(1);
@@ -170,7 +174,7 @@ describe('claim at insert', () => {
     const unclaimed = rows.find((r) => !r.claimed)!;
     const unclaimedReceiver = unclaimed.delivery.endpointId === aId ? a : b;
     await waitFor(() => unclaimedReceiver.requests.length === 1, { timeoutMs: 10000 });
-    await sleep(300);
+    await workerIdle(svc, svc.logs.length);
     expect(a.requests.length + b.requests.length).toBe(1);
     expect(other.requests).toHaveLength(0);
   });

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
-import { waitFor } from '@sched/testing';
+import { settle, waitFor } from '@sched/testing';
 import { buildOpenApiDocument } from '../../../libs/openapi/src';
 import { operationsOf, type Operation } from '../../fuzz/request-generator';
 import { startSystem, type System } from '../../support/system';
@@ -191,7 +191,7 @@ describe('secrets', () => {
     });
     expect(needles.length).toBeGreaterThanOrEqual(20);
 
-    await new Promise((r) => setTimeout(r, 1000));
+    await settle(1000, 'work these calls started in the background (calendar check, webhook sends) logs on its own time in other processes; nothing says it has all been written');
     const logs = sys.allLogText();
     expect(logs.length).toBeGreaterThan(1000);
     expect(needles.filter((n) => logs.includes(n))).toEqual([]);

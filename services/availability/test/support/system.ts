@@ -6,7 +6,7 @@ import { makeEvent, type Booking, type EventData } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker, type Consumer } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, makeBooking, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { ADMIN_TOKEN, call, callsDirectly, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
 import { setupAvailability } from '../../src/app';
 import { parseAvailabilityConfig, type AvailabilityConfig } from '../../src/config';
@@ -24,6 +24,8 @@ export interface System {
   /** Direct URL of the availability service (internal endpoints, header checks). */
   serviceUrl: string;
   consumer: Consumer;
+  /** The service's log lines (debug level): its consumer's "event handled" lines say a message is done. */
+  logs: string[];
   calendar: CalendarStub;
   publisher: Broker;
   /** Publishes an event on the test's own exchange, as another service's outbox relay would. */
@@ -57,13 +59,16 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
     LOG_LEVEL: 'error',
   });
   let consumer: Consumer | undefined;
+  const logs: string[] = [];
+  const stream = new PassThrough();
+  stream.on('data', (c: Buffer) => logs.push(c.toString()));
   const service = await runService({
     name: 'availability',
     config,
     access: AVAILABILITY_ACCESS,
     brokerCritical: false,
     handleSignals: false,
-    logger: quiet(),
+    logger: createLogger({ service: 'availability', stream, level: 'debug' }),
     setup: (ctx) => {
       consumer = setupAvailability(ctx, { now: opts.now, retryDelaysMs: RETRY_DELAYS_MS }).consumer;
     },
@@ -82,6 +87,7 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
     service,
     serviceUrl,
     consumer: consumer!,
+    logs,
     calendar,
     publisher,
     publish: (event) => publisher.publish(event),
@@ -159,25 +165,21 @@ export class Tenant {
   }
 }
 
-/** A Booking as the API returns it, for booking.* events. */
+/**
+ * Kept for services/availability/test/slots-cache.test.ts only, until it calls makeBooking
+ * (@sched/testing) itself like the rest: the shared fixture under this file's old field names.
+ */
 export function booking(p: { id: string; hostId: string; eventTypeId: string; start: string; end: string; version?: number; status?: 'confirmed' | 'cancelled' }): Booking {
-  return {
+  return makeBooking({
     id: p.id,
-    status: p.status ?? 'confirmed',
-    version: p.version ?? 1,
-    source: 'api',
-    event_type_id: p.eventTypeId,
     host_id: p.hostId,
+    event_type_id: p.eventTypeId,
     start_at: p.start,
     end_at: p.end,
-    guest: { name: 'Grace', email: 'grace@example.com', timezone: 'Europe/Berlin' },
-    meeting: { type: 'video', join_url: null },
-    calendar: { status: 'pending', error_code: null },
-    metadata: {},
-    created_at: '2026-05-01T00:00:00.000Z',
-    rescheduled_at: null,
+    version: p.version ?? 1,
+    status: p.status ?? 'confirmed',
     cancelled_at: p.status === 'cancelled' ? '2026-05-02T00:00:00.000Z' : null,
-  };
+  });
 }
 
 export function bookingEvent(

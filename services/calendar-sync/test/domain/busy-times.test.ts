@@ -1,4 +1,4 @@
-import type { Booking } from '@sched/contracts';
+import { makeBooking } from '@sched/testing';
 import { bookingEvent, bookingIdFromUid, bookingEventUid, joinUrlFor } from '../../src/domain/booking-event';
 import { busyIntervals, busyItemsFrom, covers, isFresh, mergeIntervals, snapshotRange, toIntervals } from '../../src/domain/busy-times';
 import { calendarErrorCode, isConnectionBroken } from '../../src/domain/connection-status';
@@ -76,23 +76,14 @@ describe('snapshot range and freshness', () => {
 });
 
 describe('Booking events', () => {
-  const booking: Booking = {
+  const booking = makeBooking({
     id: 'bkg_AAAAAAAAAAAAAAAAAAAAAA',
-    status: 'confirmed',
     version: 3,
-    source: 'api',
     event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
     host_id: 'hst_AAAAAAAAAAAAAAAAAAAAAA',
     start_at: '2026-12-01T10:00:00.000Z',
-    end_at: '2026-12-01T10:30:00.000Z',
     guest: { name: 'Gina', email: 'gina@example.com', timezone: 'Europe/Berlin' },
-    meeting: { type: 'video', join_url: null },
-    calendar: { status: 'pending', error_code: null },
-    metadata: {},
-    created_at: '2026-11-01T10:00:00.000Z',
-    rescheduled_at: null,
-    cancelled_at: null,
-  };
+  });
 
   it('derives UID and object name from the Booking id only, and recognises its own UIDs', () => {
     const ev = bookingEvent(booking, null);

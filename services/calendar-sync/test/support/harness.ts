@@ -160,27 +160,6 @@ export async function startPublisher(amqp: TestAmqp): Promise<{ broker: Broker; 
   };
 }
 
-export function makeBooking(hostId: string, start: Date, overrides: Partial<Booking> = {}): Booking {
-  return {
-    id: newId('bkg'),
-    status: 'confirmed',
-    version: 1,
-    source: 'api',
-    event_type_id: newId('evt'),
-    host_id: hostId,
-    start_at: toTimestamp(start),
-    end_at: toTimestamp(new Date(start.getTime() + 30 * 60_000)),
-    guest: { name: 'Gina Guest', email: 'gina@example.com', timezone: 'Europe/Berlin' },
-    meeting: { type: 'video', join_url: null },
-    calendar: { status: 'pending', error_code: null },
-    metadata: {},
-    created_at: toTimestamp(new Date()),
-    rescheduled_at: null,
-    cancelled_at: null,
-    ...overrides,
-  };
-}
-
 /** The next version of a Booking after a reschedule or a cancel, as the booking service would publish it. */
 export function rescheduled(b: Booking, start: Date): Booking {
   return {

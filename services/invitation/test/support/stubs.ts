@@ -1,4 +1,4 @@
-import { claimsOf } from '@sched/testing';
+import { claimsOf, makeBooking } from '@sched/testing';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId, toLocalTimestamp, toTimestamp, type AdminEventType } from '@sched/contracts';
@@ -160,23 +160,7 @@ export async function startBookingStub(opts: { delayMs?: number } = {}) {
     if (taken.has(slotKey)) return answer(409, errorBody('slot_unavailable', 'The requested start is not an available slot.'));
     taken.add(slotKey);
     const start = new Date(body.start_at);
-    const booking = {
-      id: newId('bkg'),
-      status: 'confirmed',
-      version: 1,
-      source: body.source,
-      event_type_id: body.event_type_id,
-      host_id: newId('hst'),
-      start_at: toTimestamp(start),
-      end_at: toTimestamp(new Date(start.getTime() + 30 * 60_000)),
-      guest: body.guest,
-      meeting: { type: 'video', join_url: null },
-      calendar: { status: 'pending', error_code: null },
-      metadata: {},
-      created_at: toTimestamp(new Date()),
-      rescheduled_at: null,
-      cancelled_at: null,
-    };
+    const booking = makeBooking({ source: body.source, event_type_id: body.event_type_id, start_at: toTimestamp(start), guest: body.guest, created_at: toTimestamp(new Date()) });
     created.push({ workspaceId: ws, idempotencyKey: key, body, bookingId: booking.id });
     const stored = { status: 201, body: { data: booking, meta: { request_id: 'req_stub' } } };
     if (key) byKey.set(`${ws}/${key}`, stored);
