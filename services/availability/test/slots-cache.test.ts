@@ -1,6 +1,6 @@
 import { newId } from '@sched/contracts';
-import { waitFor } from '@sched/testing';
-import { booking, bookingEvent, startSystem, Tenant, type System } from './support/system';
+import { makeBooking, waitFor } from '@sched/testing';
+import { bookingEvent, startSystem, Tenant, type System } from './support/system';
 
 // The service's clock: fixed, moved by the tests that are about time.
 let now = new Date('2026-06-01T00:00:00.000Z');
@@ -56,7 +56,7 @@ describe('Slots answer cache', () => {
 
   it('shows a new Booking from the projection at once, and its cancellation too', async () => {
     await warm();
-    const b = booking({ id: newId('bkg'), hostId, eventTypeId: evt, start: '2026-06-08T08:00:00.000Z', end: '2026-06-08T08:30:00.000Z' });
+    const b = makeBooking({ id: newId('bkg'), host_id: hostId, event_type_id: evt, start_at: '2026-06-08T08:00:00.000Z', end_at: '2026-06-08T08:30:00.000Z' });
     const blocked = { blocked_from: '2026-06-08T08:00:00.000Z', blocked_to: '2026-06-08T08:30:00.000Z', invitation_id: null };
     await sys.publish(bookingEvent('booking.created', t.ws, b, blocked));
     await waitFor(async () => !(await startsOn()).includes('08:00') || null);

@@ -1,16 +1,16 @@
 import { Webhook } from 'standardwebhooks';
 import { newId, webhookBodySchema } from '@sched/contracts';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, makeBooking, testAmqp, waitFor, waitForEventsHandled, type TestAmqp, type TestDatabase } from '@sched/testing';
 import {
-  aBooking,
   call,
   cleanupBroker,
   createEndpoint,
   deliveriesOf,
+  FAST_POLL,
   startDispatch,
   startPublisher,
   receiverPool,
-  sleep,
+  workerIdle,
   type DispatchUnderTest,
   type Publisher,
 } from './support/dispatch-harness';
@@ -27,6 +27,7 @@ beforeAll(async () => {
   db = await createTestDatabase({ services: ['webhook-dispatch'] });
   amqp = testAmqp();
   svc = await startDispatch(db, amqp, {
+    ...FAST_POLL,
     WEBHOOK_TIMEOUT_MS: '1500',
     WEBHOOK_PER_ENDPOINT_CONCURRENCY: '2',
     WEBHOOK_MAX_IN_FLIGHT: '8',
@@ -77,7 +78,7 @@ describe('delivering an event', () => {
     const event = await pub.publish('booking.created', ws);
 
     await waitFor(async () => (await deliveriesOf(svc.url, ws))[0]?.status === 'succeeded', { timeoutMs: 10000 });
-    await sleep(300); // room for a wrong fifth attempt to show up
+    await workerIdle(svc, svc.logs.length); // a wrong fifth attempt would have been sent by then
     expect(rec.requests.map((r) => r.status)).toEqual([500, 500, 500, 200]);
     expect(new Set(rec.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([event.id]));
     expect(new Set(rec.requests.map((r) => r.body)).size).toBe(1);
@@ -102,7 +103,7 @@ describe('delivering an event', () => {
       return list.length === 1 ? list : null;
     }, { timeoutMs: 10000 });
     expect(failed).toMatchObject({ status: 'failed', attempt_count: 8, next_attempt_at: null, last_error: 'HTTP 502', failed_at: expect.any(String) });
-    await sleep(300);
+    await workerIdle(svc, svc.logs.length); // a wrong ninth attempt would have been sent by then
     expect(rec.requests).toHaveLength(8);
     expect(await deliveriesOf(svc.url, ws, '?status=pending')).toEqual([]);
   });
@@ -153,8 +154,10 @@ describe('delivering an event', () => {
     // The 410, the attempt already in flight (its success is recorded), and four stopped unsent.
     expect(outcome).toEqual(['failed:HTTP 410', ...Array(4).fill('failed:endpoint_disabled'), 'succeeded:null']);
 
-    await pub.publish('booking.created', ws); // a new event finds no enabled endpoint
-    await sleep(500);
+    const from = svc.logs.length;
+    const late = await pub.publish('booking.created', ws); // a new event finds no enabled endpoint
+    await waitForEventsHandled(svc.logs, [late.id], { from });
+    await workerIdle(svc, from);
     expect(rec.requests).toHaveLength(2);
     expect(await deliveriesOf(svc.url, ws)).toHaveLength(6);
   });
@@ -171,7 +174,7 @@ describe('who gets what', () => {
     await createEndpoint(svc.url, wsA, everything.url, ['booking.created', 'booking.cancelled', 'booking.rescheduled', 'calendar.created', 'calendar.failed']);
     await createEndpoint(svc.url, wsB, otherWorkspace.url, ['booking.created', 'booking.cancelled']);
 
-    const booking = aBooking();
+    const booking = makeBooking();
     const created = await pub.publish('booking.created', wsA, { booking });
     const cancelled = await pub.publish('booking.cancelled', wsA, { booking: { ...booking, status: 'cancelled', version: 2 } });
     const failed = await pub.publish('calendar.failed', wsA, { booking });
@@ -191,10 +194,12 @@ describe('who gets what', () => {
     const ws = newId('wsp');
     const rec = await receiver();
     await createEndpoint(svc.url, ws, rec.url, ['booking.rescheduled']);
+    const from = svc.logs.length;
     const event = await pub.publish('booking.rescheduled', ws);
     await pub.publish('booking.rescheduled', ws, { id: event.id, booking: event.data.booking });
     await waitFor(() => rec.requests.length >= 1, { timeoutMs: 10000 });
-    await sleep(400);
+    await waitForEventsHandled(svc.logs, [event.id, event.id], { from }); // the message and its copy
+    await workerIdle(svc, svc.logs.length);
     expect(rec.requests).toHaveLength(1);
     expect(await deliveriesOf(svc.url, ws)).toHaveLength(1);
   });

@@ -6,7 +6,7 @@ import { makeEvent, type Booking, type EventData } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker, type Consumer } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, makeBooking, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { ADMIN_TOKEN, call, callsDirectly, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
 import { setupAvailability } from '../../src/app';
 import { parseAvailabilityConfig, type AvailabilityConfig } from '../../src/config';
@@ -163,23 +163,6 @@ export class Tenant {
     await this.calendarStatus(hostId, 'connected', eventTypeId);
     return { hostId, eventTypeId };
   }
-}
-
-/**
- * Kept for services/availability/test/slots-cache.test.ts only, until it calls makeBooking
- * (@sched/testing) itself like the rest: the shared fixture under this file's old field names.
- */
-export function booking(p: { id: string; hostId: string; eventTypeId: string; start: string; end: string; version?: number; status?: 'confirmed' | 'cancelled' }): Booking {
-  return makeBooking({
-    id: p.id,
-    host_id: p.hostId,
-    event_type_id: p.eventTypeId,
-    start_at: p.start,
-    end_at: p.end,
-    version: p.version ?? 1,
-    status: p.status ?? 'confirmed',
-    cancelled_at: p.status === 'cancelled' ? '2026-05-02T00:00:00.000Z' : null,
-  });
 }
 
 export function bookingEvent(

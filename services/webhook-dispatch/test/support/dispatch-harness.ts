@@ -146,8 +146,6 @@ export function receiverPool(): { start: typeof startReceiver; closeAll(): Promi
 }
 
 /** Kept for delivery.test.ts only, until its fixed waits become workerIdle (or settle, with a reason). */
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** A delivery-worker poll short enough for `workerIdle` to answer quickly. */
 export const FAST_POLL = { WEBHOOK_POLL_INTERVAL_MS: '100' };
 
@@ -161,8 +159,6 @@ export async function workerIdle(svc: DispatchUnderTest, from: number): Promise<
   await waitForLog(svc.logs, { message: 'delivery worker round', claimed: 0, in_flight: 0 }, { from, count: 2, timeoutMs: 10000 });
 }
 
-/** Kept for delivery.test.ts only, until it calls makeBooking (@sched/testing) itself like the rest. */
-export const aBooking = makeBooking;
 
 export interface Publisher {
   broker: Broker;
