@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { toBookingResource, type BookingRecord } from '../src/domain/booking';
 import { newBookingRecord } from '../src/domain/create-booking';
 import { DomainError } from '@sched/contracts';
+import { waitFor } from '@sched/testing';
 import type { CreateWrite } from '../src/domain/ports';
 import { bookingCreates, createBatchRow } from '../src/store/create-batch.queries';
 import { bookable } from './support/availability-stub';
@@ -116,15 +117,18 @@ it('wakes the outbox relay with one NOTIFY per batch, delivered at commit', asyn
   const listener = new Client({ connectionString: h.db.adminUrl });
   await listener.connect();
   const heard: string[] = [];
-  listener.on('notification', (n) => heard.push(n.channel));
+  const MARKER = 'test-marker';
+  listener.on('notification', (n) => heard.push(n.payload === MARKER ? MARKER : n.channel));
   try {
     await listener.query('LISTEN test_batch_outbox');
     const creates = store('test_batch_outbox');
     await creates.write(insert(record(nextStart())));
     const start = nextStart();
     await Promise.all([insert(record(start)), insert(record(start))].map((w) => creates.write(w))); // one created, one slot taken
-    await new Promise((r) => setTimeout(r, 200));
-    expect(heard).toEqual(['test_batch_outbox', 'test_batch_outbox']);
+    // Notifications arrive in commit order: once this later one is heard, every batch's has been.
+    await h.db.adminPool.query('SELECT pg_notify($1, $2)', ['test_batch_outbox', MARKER]);
+    await waitFor(() => heard.includes(MARKER));
+    expect(heard).toEqual(['test_batch_outbox', 'test_batch_outbox', MARKER]);
   } finally {
     await listener.end();
   }

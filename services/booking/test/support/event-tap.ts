@@ -8,6 +8,12 @@ export interface EventTap {
   messages: Array<{ routingKey: string; body: any }>;
   /** Publishes a message as another service would (routing key = type). */
   publish(envelope: { type: string } & Record<string, unknown>): Promise<void>;
+  /**
+   * Sends a marker straight to the tap's queue and waits until it comes back: every message routed to
+   * the queue before it (e.g. everything a relay had confirmed) has been counted by then. The marker is
+   * not counted.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,8 +26,15 @@ export async function startEventTap(broker: TestAmqp, name: string, bindings: st
   await ch.assertQueue(queue, { durable: false, autoDelete: false });
   for (const key of bindings) await ch.bindQueue(queue, exchange, key);
   const messages: EventTap['messages'] = [];
+  const markers = new Map<string, () => void>();
+  let markerCount = 0;
   await ch.consume(queue, (msg) => {
     if (!msg) return;
+    const marker = markers.get(String(msg.properties.messageId));
+    if (marker) {
+      ch.ack(msg);
+      return marker();
+    }
     messages.push({ routingKey: msg.fields.routingKey, body: JSON.parse(msg.content.toString()) });
     ch.ack(msg);
   });
@@ -32,6 +45,15 @@ export async function startEventTap(broker: TestAmqp, name: string, bindings: st
       const confirm = ch as unknown as { publish: Channel['publish']; waitForConfirms(): Promise<void> };
       confirm.publish(exchange, envelope.type, Buffer.from(JSON.stringify(envelope)), { persistent: true, messageId: String(envelope.id), type: envelope.type, contentType: 'application/json' });
       await confirm.waitForConfirms();
+    },
+    async drain() {
+      const id = `tap-marker-${++markerCount}`;
+      const back = new Promise<void>((resolve) => markers.set(id, resolve));
+      const confirm = ch as unknown as { sendToQueue: Channel['sendToQueue']; waitForConfirms(): Promise<void> };
+      confirm.sendToQueue(queue, Buffer.from('{}'), { messageId: id });
+      await confirm.waitForConfirms();
+      await back;
+      markers.delete(id);
     },
     async close() {
       await ch.deleteQueue(queue).catch(() => undefined);
