@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { createPool, keepInStep, NotifiedCache, type NotificationListener, type NotifiedCacheOptions } from '../src';
 import { SERVER_URL } from './temp-database.helper';
+import { waitFor } from '../../testing/src/wait-for';
 
 function cache(opts: Partial<NotifiedCacheOptions<string>> = {}): NotifiedCache<string, string> {
   const c = new NotifiedCache<string, string>({ maxWeight: 100, ...opts });
@@ -120,13 +121,7 @@ describe('keepInStep', () => {
     await pool?.end();
   });
 
-  async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
+  const until = (check: () => boolean): Promise<unknown> => waitFor(check, { intervalMs: 10 });
 
   it('enables the cache (empty) once LISTEN is up, drops a group on its NOTIFY and everything on `*`, and disables it when LISTEN is lost', async () => {
     pool = createPool(SERVER_URL, { logger: { error: () => undefined }, max: 3 });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { runWithContext } from '@sched/logger';
 import { createCredentialSigner, createForwardClient, createInternalClient, INTERNAL_CREDENTIAL_HEADER, parseInternalKeyRing, toUpstreamDomainError, UpstreamError, type ForwardClient } from '../src';
 import { IDLE_SOCKET_MS } from '../src/forward-client';
+import { waitFor } from '../../testing/src/wait-for';
 import { createGotReferenceClient } from './support/got-reference';
 
 interface Seen {
@@ -412,8 +413,8 @@ describe('forward client: no usable server', () => {
     const idle = createForwardClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, idleTimeoutMs: 200 });
     try {
       expect((await idle.request('GET', '/x')).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 600));
-      // The client ended the connection, long before the server's 65 s.
+      // The client ends the connection after its 200 ms idle time, long before the server's 65 s.
+      await waitFor(() => closedBy.length > 0, { timeoutMs: 5_000 });
       expect(closedBy).toEqual(['client']);
     } finally {
       idle.close();

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitFor } from '@sched/testing';
 import { createHttpFetch } from '../../src/providers/caldav/http-fetch';
 
 // Local mode: the test servers listen on loopback.
@@ -7,7 +8,7 @@ const httpFetch = createHttpFetch({ mode: 'local' });
 afterAll(() => httpFetch.close());
 
 async function startServer(handler: http.RequestListener, opts: { keepAliveTimeout?: number } = {}) {
-  const connections: unknown[] = [];
+  const connections: import('node:net').Socket[] = [];
   const server = http.createServer(handler);
   if (opts.keepAliveTimeout !== undefined) server.keepAliveTimeout = opts.keepAliveTimeout;
   server.on('connection', (s) => connections.push(s));
@@ -56,7 +57,7 @@ describe('httpFetch', () => {
     const srv = await startServer((_req, res) => res.end('x'), { keepAliveTimeout: 1 });
     try {
       expect(await (await httpFetch(`${srv.url}/a`)).text()).toBe('x');
-      await new Promise((r) => setTimeout(r, 50)); // the server drops the idle connection
+      await waitFor(() => srv.connections[0]?.destroyed === true); // the server drops the idle connection
       expect(await (await httpFetch(`${srv.url}/a`, { method: 'PUT', body: 'y' })).text()).toBe('x');
     } finally {
       await srv.close();
