@@ -71,6 +71,7 @@ export interface RunServiceOptions<C extends BaseServiceConfig> extends CommonRu
    * need the broker (events wait in the outbox), so a broker outage does not take them out of rotation.
    */
   brokerCritical: boolean;
+  /** A RabbitMQ connection (the default); see RunServiceWithoutBrokerOptions for none. */
   broker?: true;
   /**
    * The service's composition root (its `src/app.ts` setup): registers routes, consumers, relays and jobs.
