@@ -27,13 +27,14 @@ export interface BaseServiceConfig {
   INTERNAL_AUTH_KEYS: string;
 }
 
-export interface ServiceContext<C extends BaseServiceConfig> {
+export interface ServiceContext<C extends BaseServiceConfig, B extends Broker | undefined = Broker> {
   name: string;
   config: Readonly<C>;
   logger: Logger;
   pool: Pool;
   db: Db;
-  broker: Broker;
+  /** The RabbitMQ connection; `undefined` for a service run with `broker: false` (the gateway). */
+  broker: B;
   http: HttpApp;
   /** Signs the internal credential of this service's calls to others (give it to createInternalClient). */
   signer: CredentialSigner;
@@ -41,18 +42,22 @@ export interface ServiceContext<C extends BaseServiceConfig> {
   onStop(name: string, fn: () => Promise<void> | void): void;
 }
 
-export interface RunServiceOptions<C extends BaseServiceConfig> {
+interface CommonRunOptions<C extends BaseServiceConfig> {
   name: string;
   config: Readonly<C>;
   /**
-   * Whether /readyz fails while RabbitMQ is unreachable. False for services whose HTTP answers never
-   * need the broker (events wait in the outbox), so a broker outage does not take them out of rotation.
+   * Who may call each route (docs/security.md): every route the setup registers needs its rule.
+   * `'public'`: the public edge (the gateway), whose callers carry API keys and the admin token, which
+   * its own middleware checks; no internal credential is asked.
    */
-  brokerCritical: boolean;
-  /** Who may call each route (docs/security.md): every route the setup registers needs its rule. */
-  access: AccessTable;
-  /** Registers routes, consumers and relays. Runs after Postgres, the broker and the app exist, before listening. */
-  setup(ctx: ServiceContext<C>): Promise<void> | void;
+  access: AccessTable | 'public';
+  /**
+   * The operations listener: `/readyz` and `/metrics` are served only there (with `/healthz`), the app's
+   * own port keeps `/healthz` only (createHttpApp `separateOps`). It listens after the app's port, so
+   * ready means serving; the start is logged as `<name> listening` with both ports. Unset: one port.
+   * A function of the config (e.g. the gateway's `opsPortOf`: OPS_PORT, else PORT + 1000).
+   */
+  opsPort?: (config: Readonly<C>) => number;
   /** Install SIGTERM/SIGINT handlers (processes: yes; in-process tests: no). */
   handleSignals?: boolean;
   logger?: Logger;
@@ -60,18 +65,48 @@ export interface RunServiceOptions<C extends BaseServiceConfig> {
   readiness?: ReadinessChecks;
 }
 
-export interface RunningService<C extends BaseServiceConfig> extends ServiceContext<C> {
+export interface RunServiceOptions<C extends BaseServiceConfig> extends CommonRunOptions<C> {
+  /**
+   * Whether /readyz fails while RabbitMQ is unreachable. False for services whose HTTP answers never
+   * need the broker (events wait in the outbox), so a broker outage does not take them out of rotation.
+   */
+  brokerCritical: boolean;
+  /** A RabbitMQ connection (the default); see RunServiceWithoutBrokerOptions for none. */
+  broker?: true;
+  /**
+   * The service's composition root (its `src/app.ts` setup): registers routes, consumers, relays and jobs.
+   * Runs after Postgres, the broker and the app exist, before listening; awaited. What it returns is for
+   * in-process tests that call it themselves; runService ignores it.
+   */
+  setup(ctx: ServiceContext<C>): unknown;
+}
+
+export interface RunServiceWithoutBrokerOptions<C extends BaseServiceConfig> extends CommonRunOptions<C> {
+  /** No RabbitMQ connection and no `rabbitmq` readiness check: a service that owns no queue and publishes nothing. */
+  broker: false;
+  /** As RunServiceOptions.setup, with `ctx.broker` undefined. */
+  setup(ctx: ServiceContext<C, undefined>): unknown;
+}
+
+export interface RunningService<C extends BaseServiceConfig, B extends Broker | undefined = Broker> extends ServiceContext<C, B> {
   server: Server;
+  /** The operations listener, when `opsPort` was given. */
+  opsServer?: Server;
   lifecycle: Lifecycle;
   stop(reason?: string): Promise<void>;
 }
 
 /**
  * Boots one service process: Postgres pool, RabbitMQ connection (in the background: a service starts
- * while the broker is down), the HTTP app with /healthz /readyz /metrics, the service's own setup, then
- * listens. Stops in reverse: HTTP stops accepting and drains, then consumers and relays, the broker, the pool.
+ * while the broker is down; none with `broker: false`), the HTTP app with /healthz /readyz /metrics, the
+ * service's own setup, then listens (the public port, then the operations port if any). Stops in reverse:
+ * HTTP stops accepting and drains, then what the setup registered, the broker, the pool.
  */
-export async function runService<C extends BaseServiceConfig>(opts: RunServiceOptions<C>): Promise<RunningService<C>> {
+export function runService<C extends BaseServiceConfig>(opts: RunServiceOptions<C>): Promise<RunningService<C>>;
+export function runService<C extends BaseServiceConfig>(opts: RunServiceWithoutBrokerOptions<C>): Promise<RunningService<C, undefined>>;
+export async function runService<C extends BaseServiceConfig>(
+  opts: RunServiceOptions<C> | RunServiceWithoutBrokerOptions<C>,
+): Promise<RunningService<C, Broker | undefined>> {
   const { config, name } = opts;
   const logger = opts.logger ?? createLogger({ service: name, level: config.LOG_LEVEL });
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
@@ -79,39 +114,48 @@ export async function runService<C extends BaseServiceConfig>(opts: RunServiceOp
 
   // Read first: a malformed ring stops the start-up before any connection is opened.
   const ring = await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS);
+  const opsPort = opts.opsPort?.(config);
   const pool = createPool(config.DATABASE_URL, { applicationName: name, logger });
   lifecycle.onStop('postgres', () => pool.end());
-  const broker = createBroker({ url: config.AMQP_URL, prefix: config.AMQP_PREFIX, name, logger });
-  lifecycle.onStop('rabbitmq', () => broker.close());
+  let broker: Broker | undefined;
+  const readiness: ReadinessChecks = { postgres: () => checkPostgres(pool) };
+  if (opts.broker !== false) {
+    const b = createBroker({ url: config.AMQP_URL, prefix: config.AMQP_PREFIX, name, logger });
+    lifecycle.onStop('rabbitmq', () => b.close());
+    readiness.rabbitmq = opts.brokerCritical ? () => b.check() : { critical: false, check: () => b.check() };
+    broker = b;
+  }
 
   const http = createHttpApp({
     service: name,
     logger,
-    internalAuth: { verifier: createCredentialVerifier({ service: name, ring }), access: opts.access },
+    internalAuth: opts.access === 'public' ? undefined : { verifier: createCredentialVerifier({ service: name, ring }), access: opts.access },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    readiness: {
-      postgres: () => checkPostgres(pool),
-      rabbitmq: opts.brokerCritical ? () => broker.check() : { critical: false, check: () => broker.check() },
-      ...opts.readiness,
-    },
+    separateOps: opsPort !== undefined,
+    readiness: { ...readiness, ...opts.readiness },
   });
-  const ctx: ServiceContext<C> = {
+  const base = {
     name,
     config,
     logger,
     pool,
     db: createDb(pool),
-    broker,
     http,
     signer: createCredentialSigner({ service: name, ring }),
-    onStop: (what, fn) => lifecycle.onStop(what, async () => fn()),
+    onStop: (what: string, fn: () => Promise<void> | void) => lifecycle.onStop(what, async () => fn()),
   };
   try {
-    await opts.setup(ctx);
+    if (opts.broker === false) await opts.setup({ ...base, broker: undefined });
+    else await opts.setup({ ...base, broker: broker! });
     http.finalize();
     const server = await http.listen(config.PORT, config.HOST);
     lifecycle.onStop('http', () => http.close());
-    return { ...ctx, server, lifecycle, stop: async (reason = 'stop') => void (await lifecycle.stop(reason)) };
+    let opsServer: Server | undefined;
+    if (opsPort !== undefined) {
+      opsServer = await http.listenOps(opsPort, config.HOST);
+      logger.info(`${name} listening`, { port: config.PORT, ops_port: opsPort, host: config.HOST });
+    }
+    return { ...base, broker, server, opsServer, lifecycle, stop: async (reason = 'stop') => void (await lifecycle.stop(reason)) };
   } catch (err) {
     logger.error(`${name} failed to start`, { err });
     await lifecycle.stop('start-up failed');

@@ -1,5 +1,6 @@
 import { startRetentionJob, type RetentionJob, type RetentionRule } from '@sched/db';
 import { createRetentionMetrics } from '@sched/http';
+import type { Broker } from '@sched/messaging';
 import type { BaseServiceConfig, ServiceContext } from './index';
 
 /** The settings every service with a retention job reads (retentionEnv in @sched/config). */
@@ -13,7 +14,7 @@ export interface RetentionConfig {
  * `retention_rows_pruned_total{table}` counter in the service's /metrics, stopped on shutdown.
  * One per service: it owns the counter.
  */
-export function startRetention<C extends BaseServiceConfig & RetentionConfig>(ctx: ServiceContext<C>, rules: readonly RetentionRule[]): RetentionJob {
+export function startRetention<C extends BaseServiceConfig & RetentionConfig>(ctx: ServiceContext<C, Broker | undefined>, rules: readonly RetentionRule[]): RetentionJob {
   const job = startRetentionJob({
     db: ctx.db,
     rules,

@@ -10,5 +10,5 @@ void runService({
   // Slots and the slot check never need the broker: a broker outage only delays the projections.
   brokerCritical: false,
   access: AVAILABILITY_ACCESS,
-  setup: (ctx) => void setupAvailability(ctx),
+  setup: (ctx) => setupAvailability(ctx),
 }).catch(() => process.exit(1));

@@ -12,7 +12,5 @@ void runService({
   config: readConfig(),
   brokerCritical: true,
   access: CALENDAR_SYNC_ACCESS,
-  setup: (ctx) => {
-    setupCalendarSync(ctx);
-  },
+  setup: (ctx) => setupCalendarSync(ctx),
 }).catch(() => process.exit(1));

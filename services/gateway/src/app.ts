@@ -1,8 +1,7 @@
-import type { Pool } from 'pg';
-import { createDb } from '@sched/db';
+import { createPool } from '@sched/db';
 import { buildOpenApiDocument, OPENAPI_DOCUMENT_PATH } from '@sched/openapi';
-import { createCredentialSigner, createForwardClient, createHttpApp, createInternalClient, parseInternalKeyRing, type ForwardClient, type HttpApp } from '@sched/http';
-import type { Logger } from '@sched/logger';
+import { createForwardClient, createInternalClient, type ForwardClient } from '@sched/http';
+import { startRetention, type ServiceContext } from '@sched/runtime';
 import type { GatewayConfig } from './config';
 import { createKeyAuthenticator, type StoredKey } from './domain/api-key-auth';
 import { TtlCache } from './domain/key-cache';
@@ -16,31 +15,21 @@ import { registerV1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
 import { addRequests } from './store/rate-limit.queries';
-
-export interface GatewayApp {
-  http: HttpApp;
-  /** The forwarding clients of the routed paths (v1 and admin), one per owning service. */
-  upstreams: Record<Upstream, ForwardClient>;
-  /** Frees the pooled sockets of every upstream client; call on shutdown. */
-  closeUpstreams(): void;
-}
+import { gatewayRetentionRules } from './store/retention';
 
 /**
- * Wires the gateway: admin API, key auth and rate limit on /v1, routing to the owning services, each
- * forwarded request carrying an internal credential that says who it acts for (docs/security.md).
+ * The gateway's composition root (main.ts and in-process tests): admin API, key auth and rate limit on
+ * /v1, routing to the owning services, each forwarded request carrying an internal credential that says
+ * who it acts for (docs/security.md), the booking page, and the retention job. It owns no queue
+ * (runService `broker: false`); its public port serves /v1, /admin/v1, /book and /healthz, the
+ * operations port /readyz and /metrics (runService `opsPort`).
  */
-export async function buildGatewayApp(deps: {
-  config: Readonly<GatewayConfig>;
-  pool: Pool;
-  /** Pool for the rate-limit counters (async commit: a lost increment in a crash is harmless); defaults to `pool`. */
-  counterPool?: Pool;
-  logger: Logger;
-  readiness?: Record<string, () => Promise<unknown>>;
-}): Promise<GatewayApp> {
-  const { config, logger } = deps;
-  const signer = createCredentialSigner({ service: 'gateway', ring: await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS) });
-  const db = createDb(deps.pool);
-  const counterPool = deps.counterPool ?? deps.pool;
+export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): void {
+  const { config, logger, db, http, signer } = ctx;
+  // Counter upserts (one in flight per key and window, batching the requests that arrive meanwhile)
+  // commit without waiting for the WAL flush. Losing a few increments in a crash only loosens one window.
+  const counterPool = createPool(config.DATABASE_URL, { applicationName: 'gateway-counters', logger, asyncCommit: true, max: 5 });
+  ctx.onStop('postgres counters', () => counterPool.end());
   // The forwarding hop is the hottest path: undici, driven lean (libs/http forward-client.ts).
   // One retry on a connection fault, for idempotent methods only (never a POST). A timeout is not
   // retried: the caller gets its 504 after one UPSTREAM_TIMEOUT_MS, not two.
@@ -55,9 +44,11 @@ export async function buildGatewayApp(deps: {
   };
   // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
   const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false, signer });
+  ctx.onStop('upstream clients', () => {
+    Object.values(upstreams).forEach((c) => c.close());
+    invitation.close();
+  });
 
-  // Public port: /v1, /admin/v1, /book and /healthz; /readyz and /metrics only on the ops port (main.ts).
-  const http = createHttpApp({ service: 'gateway', logger, readiness: deps.readiness, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, separateOps: true });
   if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);
   const authenticate = createKeyAuthenticator({
     findKeyByHash: (hash) => findKeyByHash(db, hash),
@@ -86,13 +77,7 @@ export async function buildGatewayApp(deps: {
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
   registerV1Routes(http, v1);
   registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterPool, invitation, logger }));
-  http.finalize();
-  return {
-    http,
-    upstreams,
-    closeUpstreams() {
-      Object.values(upstreams).forEach((c) => c.close());
-      invitation.close();
-    },
-  };
+
+  // Old rate-limit windows go in bounded batches; safe with every replica running it (libs/db retention).
+  startRetention(ctx, gatewayRetentionRules(config));
 }

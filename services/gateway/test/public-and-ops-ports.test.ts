@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { createTestDatabase, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
 import { opsPortOf, readConfig } from '../src/config';
 import { ADMIN_TOKEN, call, startGateway, startStubUpstream, type RunningGateway } from './support/gateway-harness';
@@ -34,8 +33,7 @@ describe('the public port and the ops port', () => {
 
   beforeAll(async () => {
     gw = await gateway();
-    const server = await gw.app.http.listenOps(0, '127.0.0.1');
-    ops = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ops = gw.opsUrl;
   });
 
   it('answers /metrics and /readyz on the public port with 404 and the error envelope', async () => {
@@ -64,6 +62,8 @@ describe('the public port and the ops port', () => {
     const ready = await call(ops, 'GET', '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body.data.status).toBe('ready');
+    // It owns no queue (runService broker: false): readiness is its own database only.
+    expect(ready.body.data.checks).toEqual({ postgres: 'ok' });
     const metrics = await fetch(`${ops}/metrics`);
     expect(metrics.status).toBe(200);
     const text = await metrics.text();

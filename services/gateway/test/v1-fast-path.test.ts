@@ -30,7 +30,7 @@ const seen: string[] = [];
 let viaExpress: http.Server;
 let expressUrl: string;
 /** Requests the gateway's fast path has taken (its metric). */
-const fastPathTotal = async () => (await gw.app.http.registry.getSingleMetric('http_fast_path_requests_total')!.get()).values[0]?.value ?? 0;
+const fastPathTotal = async () => (await gw.service.http.registry.getSingleMetric('http_fast_path_requests_total')!.get()).values[0]?.value ?? 0;
 
 async function apiKey(ws: string, scopes: string[]): Promise<string> {
   const res = await call(gw.url, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, { token: ADMIN_TOKEN, json: { name: 'k', scopes, rate_limit: { limit: 100000, window_seconds: 60 } } });
@@ -50,7 +50,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   gw = await startGateway(db, `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
-  viaExpress = http.createServer(gw.app.http.app);
+  viaExpress = http.createServer(gw.service.http.app);
   await new Promise<void>((r) => viaExpress.listen(0, '127.0.0.1', r));
   expressUrl = `http://127.0.0.1:${(viaExpress.address() as AddressInfo).port}`;
   const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Fast' } })).body.data.id;

@@ -1,7 +1,7 @@
 import { runService } from '@sched/runtime';
+import { setupWebhookDispatch } from './app';
 import { readConfig } from './config';
 import { WEBHOOK_DISPATCH_ACCESS } from './http/access';
-import { setupWebhookDispatch } from './service';
 
 /** Owns webhook endpoints, deliveries and attempts; consumes the public events and sends them. */
 void runService({
@@ -10,7 +10,5 @@ void runService({
   // Its work is consuming and sending: without the broker it cannot do its job.
   brokerCritical: true,
   access: WEBHOOK_DISPATCH_ACCESS,
-  setup: (ctx) => {
-    setupWebhookDispatch(ctx);
-  },
+  setup: (ctx) => setupWebhookDispatch(ctx),
 }).catch(() => process.exit(1));

@@ -38,7 +38,7 @@ const quiet = () => createLogger({ service: 'availability-test', stream: new Pas
 /**
  * The real thing in-process: a fresh database with the gateway's and availability's migrations, a
  * unique AMQP prefix, calendar-sync as a real HTTP stub, availability through runService on port 0
- * and the gateway (buildGatewayApp) in front of it. The Slots cache is off unless `slotsCacheTtlMs` is given.
+ * and the gateway (runService + setupGateway) in front of it. The Slots cache is off unless `slotsCacheTtlMs` is given.
  */
 export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: number; slotsCacheTtlMs?: number } = {}): Promise<System> {
   const db = await createTestDatabase({ services: ['gateway', 'availability'] });

@@ -1,9 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sched/logger';
+import type { Consumer } from '@sched/messaging';
+import { runService, type RunningService } from '@sched/runtime';
 import { cleanupAmqpPrefix, createTestDatabase, testAmqp, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
-import { startBookingService, type RunningBookingService } from '../../src/booking-service';
-import { readConfig } from '../../src/config';
+import { setupBooking } from '../../src/app';
+import { readConfig, type BookingConfig } from '../../src/config';
+import { BOOKING_ACCESS } from '../../src/http/access';
 import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
 import { startAvailabilityStub, type AvailabilityStub, type StubBehaviour } from './availability-stub';
 
@@ -20,6 +23,11 @@ export interface ApiResponse {
   status: number;
   headers: Headers;
   body: any;
+}
+
+export interface RunningBookingService extends RunningService<BookingConfig> {
+  /** Resolves once the calendar result consumer is subscribed (tests publish only after that). */
+  consumerReady(timeoutMs?: number): Promise<void>;
 }
 
 export interface BookingHarness {
@@ -67,7 +75,19 @@ export async function startBookingHarness(opts: { env?: Record<string, string>; 
     SHUTDOWN_TIMEOUT_MS: '3000',
     ...opts.env,
   });
-  const service = await startBookingService(config, { handleSignals: false, logger: createLogger({ service: 'booking', stream, level: 'info' }) });
+  let consumer: Consumer | undefined;
+  const running = await runService({
+    name: 'booking',
+    config,
+    brokerCritical: false,
+    access: BOOKING_ACCESS,
+    handleSignals: false,
+    logger: createLogger({ service: 'booking', stream, level: 'info' }),
+    setup: (ctx) => {
+      consumer = setupBooking(ctx).consumer;
+    },
+  });
+  const service: RunningBookingService = { ...running, consumerReady: (timeoutMs) => consumer!.ready(timeoutMs) };
   const bookingUrl = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
   const gateway = await startGateway(db, bookingUrl, { AVAILABILITY_URL: stub.url, UPSTREAM_TIMEOUT_MS: '15000' });
 

@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sched/logger';
 import { checkContract } from '@sched/openapi';
+import { runService, type RunningService } from '@sched/runtime';
 import type { TestDatabase } from '@sched/testing';
-import { buildGatewayApp, type GatewayApp } from '../../src/app';
-import { readConfig } from '../../src/config';
+import { setupGateway } from '../../src/app';
+import { opsPortOf, readConfig, type GatewayConfig } from '../../src/config';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
@@ -56,12 +57,14 @@ const GATEWAY_OWNED = /^\/admin\/v1\/workspaces(\/[^/]+(\/api-keys(\/[^/]+\/revo
 
 export interface RunningGateway {
   url: string;
-  app: GatewayApp;
+  /** The operations port (/healthz, /readyz, /metrics). */
+  opsUrl: string;
+  service: RunningService<GatewayConfig, undefined>;
   logs: string[];
   close(): Promise<void>;
 }
 
-/** One gateway replica on the test database, as main.ts wires it, listening on a free port. */
+/** One gateway replica on the test database, as main.ts runs it, listening on free ports (public and operations). */
 export async function startGateway(
   db: TestDatabase,
   upstreamUrl: string,
@@ -81,21 +84,27 @@ export async function startGateway(
     CALENDAR_SYNC_URL: 'http://127.0.0.1:1',
     WEBHOOK_DISPATCH_URL: upstreamUrl,
     UPSTREAM_TIMEOUT_MS: '500',
+    PORT: '0',
     ...env,
   });
-  const logger = createLogger({ service: 'gateway', stream, level: 'debug' });
-  const app = await buildGatewayApp({ config, pool: db.pool('gateway'), logger });
-  const server = await app.http.listen(0, '127.0.0.1');
-  const { port } = server.address() as AddressInfo;
+  const service = await runService({
+    name: 'gateway',
+    config,
+    broker: false,
+    access: 'public',
+    opsPort: opsPortOf,
+    handleSignals: false,
+    logger: createLogger({ service: 'gateway', stream, level: 'debug' }),
+    setup: (ctx) => setupGateway(ctx),
+  });
+  const { port } = service.server.address() as AddressInfo;
   if (opts.stubbedUpstream) stubbedGateways.add(`http://127.0.0.1:${port}`);
   return {
     url: `http://127.0.0.1:${port}`,
-    app,
+    opsUrl: `http://127.0.0.1:${(service.opsServer!.address() as AddressInfo).port}`,
+    service,
     logs,
-    close: async () => {
-      await app.http.close();
-      app.closeUpstreams();
-    },
+    close: () => service.stop('test done'),
   };
 }
 

@@ -9,7 +9,7 @@ import { createBroker, serviceQueueNames, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
 import { cleanupAmqpPrefix, makeBooking, waitForLog, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import { parseDispatchConfig, type WebhookDispatchConfig } from '../../src/config';
-import { setupWebhookDispatch, type SetupOptions, type WebhookDispatch } from '../../src/service';
+import { setupWebhookDispatch, type SetupOptions, type WebhookDispatch } from '../../src/app';
 
 export const SECRETS_KEY = randomBytes(32).toString('base64');
 export const CURSOR_SECRET = 'test-cursor-secret-0123456789abcdef-0123';
