@@ -1,9 +1,11 @@
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import { AmqpConnectionManagerClass, type AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Logger } from '@sched/logger';
-import { DEFAULT_CONFIRM_TIMEOUT_MS, publishConfirmed } from './confirm-publish';
+import { DEFAULT_CONFIRM_TIMEOUT_MS } from './confirm-publish';
 import { assertEnvelope, type EventEnvelope } from './envelope';
+import { openManagedChannel, type ManagedChannel } from './managed-channel';
 import { describeError } from './message-headers';
 import { assertBaseTopology, topologyNames, type TopologyNames } from './topology';
 
@@ -18,6 +20,7 @@ export interface BrokerOptions {
   prefix?: string;
   /** Dead peers are noticed after about two missed heartbeats. Default 10 s. */
   heartbeatSeconds?: number;
+  /** Wait before reconnecting (and before reopening a channel the broker closed): doubles per failed attempt up to the max, with jitter. Defaults 200 ms, 15 s. */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   confirmTimeoutMs?: number;
 }
@@ -44,19 +47,24 @@ export interface Broker {
   close(): Promise<void>;
 }
 
-/** Something living on the broker's connection that must be rebuilt after each reconnect (a consumer). */
-export interface ConnectionAttachment {
-  attach(conn: ChannelModel): Promise<void>;
-  /** The connection is gone: its channels are dead, deliveries in flight will be redelivered. */
-  detach(): void;
-  stop(): Promise<void>;
+export interface ChannelSpec {
+  /** For log lines: the queue a consumer reads. */
+  name: string;
+  /** Runs on every new channel (after each reconnect, and after the broker closed the channel alone). */
+  setup(ch: ConfirmChannel): Promise<void>;
+  onReady?(ch: ConfirmChannel): void;
+  onLost?(ch: ConfirmChannel): void;
 }
 
 export interface BrokerInternals {
   logger: MessagingLogger;
   confirmTimeoutMs: number;
+  /** The live connection, for short-lived private channels (the dead-letter tools). */
   connection(): ChannelModel | undefined;
-  register(attachment: ConnectionAttachment): () => void;
+  /** A channel kept open across reconnects (a consumer's). */
+  openChannel(spec: ChannelSpec): ManagedChannel;
+  /** Work stopped by `broker.close()` before the connection goes (a consumer: cancel, drain, close its channel). */
+  onClose(stop: () => Promise<void>): () => void;
 }
 
 // Kept off the public Broker type: consumers and the dead-letter tools need the raw connection, services do not.
@@ -68,12 +76,6 @@ export function brokerInternals(broker: Broker): BrokerInternals {
   return internals;
 }
 
-function withHeartbeat(url: string, seconds: number): string {
-  const u = new URL(url);
-  if (!u.searchParams.has('heartbeat')) u.searchParams.set('heartbeat', String(seconds));
-  return u.toString();
-}
-
 function safeTarget(url: string): string {
   try {
     const u = new URL(url);
@@ -83,132 +85,116 @@ function safeTarget(url: string): string {
   }
 }
 
+/**
+ * The service's RabbitMQ connection. amqp-connection-manager owns the connection: it reconnects, and
+ * on every connect opens our channels again and runs their setup (topology, prefetch, subscription).
+ * What is ours: the backoff between attempts (its retry interval is a fixed number, which we move),
+ * reopening a channel the broker closed alone (managed-channel.ts), failing fast while disconnected
+ * rather than queueing in memory (the outbox is the queue), and the log lines.
+ */
 export function createBroker(opts: BrokerOptions): Broker {
   const names = topologyNames(opts.prefix ?? '');
   const log = opts.logger;
-  const url = withHeartbeat(opts.url, opts.heartbeatSeconds ?? 10);
   const target = safeTarget(opts.url);
   const initialDelayMs = opts.reconnect?.initialDelayMs ?? 200;
   const maxDelayMs = opts.reconnect?.maxDelayMs ?? 15_000;
   const confirmTimeoutMs = opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
   const events = new EventEmitter();
   events.setMaxListeners(0);
-  const attachments = new Set<ConnectionAttachment>();
+  const stoppers = new Set<() => Promise<void>>();
   // A dropped socket is noticed inside whatever handler last wrote to it; without this its
-  // log lines and the reconnect loop would carry that unrelated event_id forever.
+  // log lines and the reconnects would carry that unrelated event_id forever.
   const scope = new AsyncResource('sched-messaging-broker');
 
-  let conn: ChannelModel | undefined; // set only once topology is asserted
-  let pub: ConfirmChannel | undefined;
   let blockedReason: string | undefined;
   let closing = false;
   let closed: Promise<void> | undefined;
   let failures = 0;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let reopenTimer: NodeJS.Timeout | undefined;
 
-  function backoff(): number {
+  const manager: AmqpConnectionManager = scope.runInAsyncScope(
+    () =>
+      new AmqpConnectionManagerClass(opts.url, {
+        heartbeatIntervalInSeconds: opts.heartbeatSeconds ?? 10, // added to the URL unless it has one
+        reconnectTimeInSeconds: initialDelayMs / 1000,
+        connectionOptions: { clientProperties: { connection_name: opts.name }, timeout: 10_000 },
+      }),
+  );
+
+  /**
+   * The manager waits `reconnectTimeInSeconds` (a public, writable property it reads each time it
+   * schedules a retry, right after emitting `connectFailed` or `disconnect`) before the next attempt:
+   * set it there to the next step of the backoff. Jitter: replicas do not stampede a restarted broker.
+   */
+  function nextRetryMs(): number {
     const base = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(failures, 16));
-    return Math.round(base * (0.5 + Math.random() * 0.5)); // jitter: replicas do not stampede a restarted broker
+    const delay = Math.round(base * (0.5 + Math.random() * 0.5));
+    manager.reconnectTimeInSeconds = delay / 1000;
+    return delay;
   }
 
-  function scheduleConnect(delayMs: number): void {
-    if (closing || reconnectTimer) return;
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      void connect();
-    }, delayMs);
-  }
-
-  function attachSafely(a: ConnectionAttachment, c: ChannelModel): void {
-    a.attach(c).catch((err: unknown) => log.error('amqp attachment failed to start', { error: describeError(err) }));
-  }
-
-  function onPublishChannelClosed(ch: ConfirmChannel, c: ChannelModel): void {
-    if (pub !== ch) return;
-    pub = undefined;
-    // A channel-level error (e.g. someone deleted the exchange) closes only the channel:
-    // open a new one. When the whole connection is going, onConnectionClosed cancels this.
-    if (closing || conn !== c) return;
-    reopenTimer = setTimeout(() => {
-      reopenTimer = undefined;
-      openPublishChannel(c).catch((err: unknown) => {
-        log.warn('amqp publish channel could not be reopened; reconnecting', { error: describeError(err) });
-        c.close().catch(() => undefined);
-      });
-    }, initialDelayMs);
-  }
-
-  async function openPublishChannel(c: ChannelModel): Promise<void> {
-    const ch = await c.createConfirmChannel();
-    ch.on('error', scope.bind((err: unknown) => log.warn('amqp publish channel error', { error: describeError(err) })));
-    ch.on('close', scope.bind(() => onPublishChannelClosed(ch, c)));
-    await assertBaseTopology(ch, names);
-    pub = ch;
-  }
-
-  function onConnectionClosed(c: ChannelModel): void {
-    if (conn !== c) return;
-    conn = undefined;
-    pub = undefined;
-    blockedReason = undefined;
-    if (reopenTimer) clearTimeout(reopenTimer);
-    reopenTimer = undefined;
-    for (const a of attachments) a.detach();
-    if (closing) return;
-    const delay = backoff();
-    log.warn('amqp connection lost; reconnecting', { target, retry_in_ms: delay });
-    scheduleConnect(delay);
-  }
-
-  async function connect(): Promise<void> {
-    let c: ChannelModel | undefined;
-    try {
-      c = await amqp.connect(url, { clientProperties: { connection_name: opts.name }, timeout: 10_000 });
-      const model = c;
-      model.on('error', scope.bind((err: unknown) => log.warn('amqp connection error', { target, error: describeError(err) })));
-      model.on('close', scope.bind(() => onConnectionClosed(model)));
-      model.on(
-        'blocked',
-        scope.bind((reason: unknown) => {
-          blockedReason = String(reason);
-          log.warn('rabbitmq blocked publishers', { target, reason: blockedReason });
-        }),
-      );
-      model.on(
-        'unblocked',
-        scope.bind(() => {
-          blockedReason = undefined;
-          log.info('rabbitmq unblocked publishers', { target });
-        }),
-      );
-      if (closing) {
-        await model.close();
-        return;
-      }
-      await openPublishChannel(model);
-      conn = model;
+  manager.on(
+    'connect',
+    scope.bind(() => {
       failures = 0;
       log.info('amqp connected', { target, connection_name: opts.name });
-      events.emit('connected');
-      for (const a of attachments) attachSafely(a, model);
-    } catch (err) {
+    }),
+  );
+  manager.on(
+    'connectFailed',
+    scope.bind(({ err }: { err: Error }) => {
       failures += 1;
-      if (c) c.close().catch(() => undefined);
+      const delay = nextRetryMs();
+      if (!closing) log.warn('amqp connect failed', { target, error: describeError(err), retry_in_ms: delay });
+    }),
+  );
+  manager.on(
+    'disconnect',
+    scope.bind(({ err }: { err?: Error }) => {
+      blockedReason = undefined;
+      const delay = nextRetryMs();
       if (closing) return;
-      const delay = backoff();
-      log.warn('amqp connect failed', { target, error: describeError(err), retry_in_ms: delay });
-      scheduleConnect(delay);
-    }
+      log.warn('amqp connection lost; reconnecting', { target, retry_in_ms: delay, ...(err ? { error: describeError(err) } : {}) });
+    }),
+  );
+  manager.on(
+    'blocked',
+    scope.bind(({ reason }: { reason: unknown }) => {
+      blockedReason = String(reason);
+      log.warn('rabbitmq blocked publishers', { target, reason: blockedReason });
+    }),
+  );
+  manager.on(
+    'unblocked',
+    scope.bind(() => {
+      blockedReason = undefined;
+      log.info('rabbitmq unblocked publishers', { target });
+    }),
+  );
+
+  function openChannel(spec: ChannelSpec): ManagedChannel {
+    return openManagedChannel({
+      manager,
+      logger: log,
+      scope,
+      publishTimeoutMs: confirmTimeoutMs,
+      reopenDelay: { initialMs: initialDelayMs, maxMs: maxDelayMs },
+      ...spec,
+    });
   }
 
+  const publishing = openChannel({
+    name: 'publish',
+    setup: (ch) => assertBaseTopology(ch, names),
+    onReady: () => events.emit('connected'),
+  });
+
   function isConnected(): boolean {
-    return conn !== undefined && pub !== undefined && !closing;
+    return !closing && manager.isConnected() && publishing.current() !== undefined;
   }
 
   function unavailable(): BrokerUnavailableError {
     if (closing) return new BrokerUnavailableError('broker is closing');
-    if (!conn) return new BrokerUnavailableError(`not connected to RabbitMQ at ${target}`);
+    if (!manager.isConnected()) return new BrokerUnavailableError(`not connected to RabbitMQ at ${target}`);
     return new BrokerUnavailableError('RabbitMQ publish channel is being reopened');
   }
 
@@ -219,26 +205,19 @@ export function createBroker(opts: BrokerOptions): Broker {
 
     async publish(envelope) {
       assertEnvelope(envelope);
-      const ch = pub;
-      if (!ch || !isConnected()) throw unavailable();
+      // Fail fast: the manager would hold the message in memory until a reconnect; the outbox keeps it instead.
+      if (!isConnected()) throw unavailable();
       // A blocked connection (memory or disk alarm) would hold the publish until the confirm timeout.
       if (blockedReason !== undefined) throw new BrokerUnavailableError(`RabbitMQ is blocking publishers: ${blockedReason}`);
       const occurred = Date.parse(envelope.occurred_at);
-      await publishConfirmed(
-        ch,
-        names.events,
-        envelope.type,
-        Buffer.from(JSON.stringify(envelope)),
-        {
-          persistent: true,
-          messageId: envelope.id,
-          type: envelope.type,
-          contentType: 'application/json',
-          appId: opts.name,
-          ...(Number.isFinite(occurred) ? { timestamp: Math.floor(occurred / 1000) } : {}),
-        },
-        confirmTimeoutMs,
-      );
+      await publishing.publish(names.events, envelope.type, Buffer.from(JSON.stringify(envelope)), {
+        persistent: true,
+        messageId: envelope.id,
+        type: envelope.type,
+        contentType: 'application/json',
+        appId: opts.name,
+        ...(Number.isFinite(occurred) ? { timestamp: Math.floor(occurred / 1000) } : {}),
+      });
     },
 
     async check() {
@@ -263,19 +242,10 @@ export function createBroker(opts: BrokerOptions): Broker {
     close() {
       closed ??= (async () => {
         closing = true;
-        if (reconnectTimer) clearTimeout(reconnectTimer);
-        if (reopenTimer) clearTimeout(reopenTimer);
-        await Promise.allSettled([...attachments].map((a) => a.stop()));
-        attachments.clear();
-        const ch = pub;
-        const c = conn;
-        pub = undefined;
-        conn = undefined;
-        if (ch) {
-          await ch.waitForConfirms().catch(() => undefined);
-          await ch.close().catch(() => undefined);
-        }
-        if (c) await c.close().catch(() => undefined);
+        await Promise.allSettled([...stoppers].map((stop) => stop()));
+        stoppers.clear();
+        await publishing.close();
+        await manager.close().catch(() => undefined);
         log.info('amqp connection closed', { target });
       })();
       return closed;
@@ -285,17 +255,21 @@ export function createBroker(opts: BrokerOptions): Broker {
   internalsByBroker.set(broker, {
     logger: log,
     confirmTimeoutMs,
-    connection: () => (closing ? undefined : conn),
-    register(attachment) {
+    connection: () => (isConnected() ? manager.connection : undefined),
+    openChannel(spec) {
       if (closing) throw new BrokerUnavailableError('broker is closing');
-      attachments.add(attachment);
-      if (conn) attachSafely(attachment, conn);
+      return openChannel(spec);
+    },
+    onClose(stop) {
+      if (closing) throw new BrokerUnavailableError('broker is closing');
+      stoppers.add(stop);
       return () => {
-        attachments.delete(attachment);
+        stoppers.delete(stop);
       };
     },
   });
 
-  scope.runInAsyncScope(() => void connect());
+  // Keeps retrying in the background whatever the first attempt gives (a service starts during an outage).
+  scope.runInAsyncScope(() => void manager.connect().catch(() => undefined));
   return broker;
 }

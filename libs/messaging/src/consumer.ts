@@ -1,8 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { runWithContext } from '@sched/logger';
-import { brokerInternals, type Broker, type ConnectionAttachment, type MessagingLogger } from './broker';
+import { brokerInternals, type Broker, type MessagingLogger } from './broker';
 import { publishConfirmed, republishOptions } from './confirm-publish';
 import type { AnyPgDatabase, TxOf } from './db-types';
 import { parseEnvelope, type EventEnvelope } from './envelope';
@@ -74,69 +74,23 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
   const inFlight = new Set<Promise<void>>();
   const events = new EventEmitter();
   events.setMaxListeners(0);
-  // Channel events fire inside whichever handler touched the dead socket: keep its event_id out.
+  // Deliveries arrive inside whichever handler last touched the socket: keep its event_id out.
   const scope = new AsyncResource('sched-messaging-consumer');
 
-  let channel: ConfirmChannel | undefined;
-  let consumerTag: string | undefined;
-  let attaching: Promise<void> | undefined;
-  let reattachTimer: NodeJS.Timeout | undefined;
-  let attachFailures = 0;
+  /** The channel we are subscribed on; every delivery is settled on the channel that brought it. */
+  let subscription: { ch: ConfirmChannel; consumerTag: string } | undefined;
+  let settingUp: Promise<void> | undefined;
   let started = false;
   let stopping = false;
   let stopped: Promise<void> | undefined;
 
-  function scheduleReattach(conn: ChannelModel): void {
-    if (stopping || reattachTimer) return;
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(attachFailures, 6));
-    reattachTimer = setTimeout(() => {
-      reattachTimer = undefined;
-      if (!stopping && internals.connection() === conn) attaching = attach(conn);
-    }, delay);
-  }
-
-  function onChannelClosed(ch: ConfirmChannel, conn: ChannelModel): void {
-    if (channel !== ch) return;
-    channel = undefined;
-    consumerTag = undefined;
-    // amqplib closes the channels before it reports the connection closed: look again
-    // once that has landed. Only a lone channel failure (e.g. a channel error) needs us;
-    // after a lost connection the broker calls attach on the next one.
-    setImmediate(() => {
-      if (stopping || internals.connection() !== conn) return;
-      log.warn('consumer channel closed; resubscribing', { queue: queues.queue });
-      scheduleReattach(conn);
-    });
-  }
-
-  async function attach(conn: ChannelModel): Promise<void> {
+  /** Runs on every channel the broker opens for us (first start, each reconnect, after a cancel). Idempotent. */
+  async function subscribe(ch: ConfirmChannel): Promise<void> {
+    await assertServiceTopology(ch, names, queues, opts.bindings);
+    await ch.prefetch(prefetch);
     if (stopping) return;
-    let ch: ConfirmChannel | undefined;
-    try {
-      ch = await conn.createConfirmChannel();
-      const current = ch;
-      ch.on('error', scope.bind((err: unknown) => log.warn('consumer channel error', { queue: queues.queue, error: describeError(err) })));
-      ch.on('close', scope.bind(() => onChannelClosed(current, conn)));
-      await assertServiceTopology(ch, names, queues, opts.bindings);
-      await ch.prefetch(prefetch);
-      if (stopping) {
-        await ch.close();
-        return;
-      }
-      channel = ch;
-      const ok = await ch.consume(queues.queue, (msg) => onMessage(current, msg), { noAck: false });
-      consumerTag = ok.consumerTag;
-      attachFailures = 0;
-      started = true;
-      events.emit('ready');
-      log.info('consumer subscribed', { queue: queues.queue, bindings: opts.bindings, prefetch });
-    } catch (err) {
-      attachFailures += 1;
-      log.error('consumer could not subscribe; will retry', { queue: queues.queue, error: describeError(err) });
-      if (ch && channel === ch) channel = undefined;
-      ch?.close().catch(() => undefined);
-      scheduleReattach(conn);
-    }
+    const ok = await ch.consume(queues.queue, scope.bind((msg: ConsumeMessage | null) => onMessage(ch, msg)), { noAck: false });
+    subscription = { ch, consumerTag: ok.consumerTag };
   }
 
   function onMessage(ch: ConfirmChannel, msg: ConsumeMessage | null): void {
@@ -257,19 +211,23 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     });
   }
 
-  const attachment: ConnectionAttachment = {
-    attach(conn) {
-      if (reattachTimer) clearTimeout(reattachTimer);
-      reattachTimer = undefined;
-      attaching = attach(conn);
-      return attaching;
+  const channel = internals.openChannel({
+    name: queues.queue,
+    setup(ch) {
+      settingUp = subscribe(ch);
+      return settingUp;
     },
-    detach() {
-      channel = undefined;
-      consumerTag = undefined;
+    onReady() {
+      if (stopping) return;
+      started = true;
+      events.emit('ready');
+      log.info('consumer subscribed', { queue: queues.queue, bindings: opts.bindings, prefetch });
     },
-    stop: () => consumer.stop(),
-  };
+    onLost(ch) {
+      // Deliveries in flight on it will be redelivered; their settle() on the dead channel is a no-op.
+      if (subscription?.ch === ch) subscription = undefined;
+    },
+  });
 
   const consumer: Consumer = {
     queues,
@@ -290,21 +248,20 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     stop() {
       stopped ??= (async () => {
         stopping = true;
-        if (reattachTimer) clearTimeout(reattachTimer);
         unregister();
-        await attaching;
-        const ch = channel;
-        if (ch && consumerTag) await ch.cancel(consumerTag).catch(() => undefined);
+        await settingUp?.catch(() => undefined);
+        const sub = subscription;
+        if (sub) await sub.ch.cancel(sub.consumerTag).catch(() => undefined);
         // Deliveries already on the wire may still start handlers until the cancel is confirmed.
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-        channel = undefined;
-        if (ch) await ch.close().catch(() => undefined);
+        subscription = undefined;
+        await channel.close();
         log.info('consumer stopped', { queue: queues.queue });
       })();
       return stopped;
     },
   };
 
-  const unregister = internals.register(attachment);
+  const unregister = internals.onClose(() => consumer.stop());
   return consumer;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { BrokerUnavailableError, createBroker, createEnvelope, startConsumer, type Broker, type EventEnvelope } from '../src';
+import { BrokerUnavailableError, createBroker, createEnvelope, serviceQueueNames, startConsumer, type Broker, type EventEnvelope } from '../src';
 import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, sleep, testLogger } from './helpers/amqp-test-kit';
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
@@ -45,6 +45,7 @@ afterAll(async () => {
     { service: 'survivor', retryDelaysMs: RETRY_DELAYS },
     { service: 'drainer', retryDelaysMs: RETRY_DELAYS },
     { service: 'phoenix', retryDelaysMs: RETRY_DELAYS },
+    { service: 'stubborn', retryDelaysMs: RETRY_DELAYS },
   ]);
   await tdb.drop();
 });
@@ -174,4 +175,75 @@ test('when the exchange and the service queue are deleted under it, the broker a
     'an event to get through again',
   );
   expect((await effectStats(tables)).distinct).toBeGreaterThan(0);
+});
+
+test('reconnect attempts back off while the broker stays unreachable, and the first success resets the wait', async () => {
+  const b = createBroker({ url: proxy.url, prefix, logger, name: 'backoff-test', reconnect: { initialDelayMs: 20, maxDelayMs: 400 } });
+  brokers.push(b);
+  await b.waitForConnection();
+  proxy.cut();
+  await sleep(1500);
+  // Doubling from 20 ms (with jitter) to 400 ms: about 8 attempts in 1.5 s; a fixed 20 ms retry would make ~70.
+  expect(proxy.refused()).toBeGreaterThanOrEqual(3);
+  expect(proxy.refused()).toBeLessThan(20);
+  proxy.restore();
+  await b.waitForConnection(5000);
+  proxy.cut();
+  await eventually(() => proxy.refused() >= 1, 2000, 'the first attempt after the second drop');
+  await sleep(60);
+  expect(proxy.refused()).toBeGreaterThanOrEqual(2); // back to short waits: a success resets the backoff
+});
+
+test('publishes in flight when the connection drops settle at once, not when the broker comes back', async () => {
+  const b = broker();
+  await b.waitForConnection();
+  const pending = Array.from({ length: 200 }, (_, i) => b.publish(booking(i)));
+  proxy.cut();
+  const started = Date.now();
+  const results = await Promise.allSettled(pending);
+  // The outbox relay holds its claimed rows until these settle: a reconnect (or the 10 s confirm timeout) is too long.
+  expect(Date.now() - started).toBeLessThan(2000);
+  expect(b.isConnected()).toBe(false);
+  const rejected = results.filter((r) => r.status === 'rejected');
+  expect(rejected.length).toBeGreaterThan(0); // some really were in flight at the cut
+  for (const r of rejected) expect(r.reason).toBeInstanceOf(Error);
+});
+
+test('a channel whose setup the broker refuses is retried, and subscribes once the conflict is gone', async () => {
+  const tables = await createServiceTables(tdb.pool, 'stubborn');
+  const names = serviceQueueNames(prefix, 'stubborn', RETRY_DELAYS);
+  // A queue of the same name with other arguments: the consumer's assertQueue fails with PRECONDITION_FAILED.
+  const conn = await rawConnection();
+  try {
+    const ch = await conn.createChannel();
+    await ch.assertQueue(names.queue, { durable: true });
+  } finally {
+    await conn.close();
+  }
+  const b = broker(AMQP_URL);
+  await b.waitForConnection();
+  const consumer = startConsumer({
+    broker: b,
+    db: tdb.db,
+    inbox: tables.inbox,
+    service: 'stubborn',
+    bindings: ['booking.created'],
+    retryDelaysMs: RETRY_DELAYS,
+    logger,
+    handler: async (e, tx) => {
+      await tx.insert(tables.effects).values({ eventId: e.id });
+    },
+  });
+  await expect(consumer.ready(500)).rejects.toThrow(/not subscribed/);
+  expect(b.isConnected()).toBe(true); // only the consumer's channel failed, the connection stays
+
+  const fix = await rawConnection();
+  try {
+    await (await fix.createChannel()).deleteQueue(names.queue);
+  } finally {
+    await fix.close();
+  }
+  await consumer.ready(5000);
+  await b.publish(booking(9));
+  await eventually(async () => (await effectStats(tables)).total === 1, 5000, 'the event handled');
 });

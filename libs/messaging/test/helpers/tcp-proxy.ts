@@ -9,14 +9,18 @@ export interface TcpProxy {
   /** Destroys every open connection and refuses new ones until `restore()`. */
   cut(): void;
   restore(): void;
+  /** Connections refused since the last `cut()`: the client's reconnect attempts. */
+  refused(): number;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetPort: number, user = 'guest:guest'): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let refusing = false;
+  let refused = 0;
   const server = net.createServer((client) => {
     if (refusing) {
+      refused += 1;
       client.destroy();
       return;
     }
@@ -39,11 +43,13 @@ export async function startTcpProxy(targetPort: number, user = 'guest:guest'): P
     url: `amqp://${user}@127.0.0.1:${port}`,
     cut() {
       refusing = true;
+      refused = 0;
       for (const s of sockets) s.destroy();
     },
     restore() {
       refusing = false;
     },
+    refused: () => refused,
     async close() {
       refusing = true;
       for (const s of sockets) s.destroy();
