@@ -1,24 +1,13 @@
 import http from 'node:http';
-import { createForwardClient } from './forward-client';
+import { createForwardClient, type ForwardClientOptions } from './forward-client';
 import type { CredentialSigner, OnBehalfOf } from './internal-credential';
 import type { HttpMethod } from './route-table';
 import { UpstreamError } from './upstream-error';
 
 export { toUpstreamDomainError, UpstreamError, type UpstreamErrorKind } from './upstream-error';
 
-export interface InternalClientOptions {
-  baseUrl: string;
-  /** Name of the called service, for errors and logs. */
-  service?: string;
-  /** Whole-request bound per attempt. */
-  timeoutMs?: number;
-  /** Retries after a connection failure or timeout, for idempotent methods only (got's default set). */
-  retries?: number;
-  /** Whether a timeout is retried too (default true); see ForwardClientOptions.retryTimeouts. */
-  retryTimeouts?: boolean;
-  /** Signs the internal credential of each call (ForwardClientOptions.signer). */
-  signer?: CredentialSigner;
-}
+/** The forward client's options (forward-client.ts): the internal client is that client, answering parsed JSON. */
+export type InternalClientOptions = ForwardClientOptions;
 
 export interface InternalRequestOptions {
   /** A JSON body (our bodies are objects). */
@@ -64,7 +53,7 @@ export function parseBody(raw: string, contentType: string | undefined, service:
  */
 export function createInternalClient(opts: InternalClientOptions): InternalClient {
   const service = opts.service ?? new URL(opts.baseUrl).host;
-  const client = createForwardClient({ baseUrl: opts.baseUrl, service, timeoutMs: opts.timeoutMs, retries: opts.retries, retryTimeouts: opts.retryTimeouts, signer: opts.signer });
+  const client = createForwardClient({ ...opts, service });
 
   return {
     async request<T>(method: HttpMethod, path: string, req: InternalRequestOptions = {}): Promise<InternalResponse<T>> {
