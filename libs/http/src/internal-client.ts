@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { createForwardClient, type ForwardClientOptions } from './forward-client';
-import type { CredentialSigner, OnBehalfOf } from './internal-credential';
+import type { OnBehalfOf } from './internal-credential';
 import type { HttpMethod } from './route-table';
 import { UpstreamError } from './upstream-error';
 
