@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { BrokerUnavailableError, createBroker, createEnvelope, serviceQueueNames, startConsumer, type Broker, type EventEnvelope } from '../src';
-import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, sleep, testLogger } from './helpers/amqp-test-kit';
+import { settle } from '../../testing/src/settle';
+import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, testLogger, work } from './helpers/amqp-test-kit';
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
 
@@ -79,7 +80,7 @@ test('after the connection drops, publish rejects at once; the broker reconnects
     handler: async (e, tx) => {
       calls += 1;
       await tx.insert(tables.effects).values({ eventId: e.id });
-      await sleep(100); // slow, so some deliveries are in flight when the network goes
+      await work(100); // slow, so some deliveries are in flight when the network goes
     },
   });
   await consumer.ready();
@@ -95,7 +96,7 @@ test('after the connection drops, publish rejects at once; the broker reconnects
   await expect(b.publish(booking(100))).rejects.toBeInstanceOf(BrokerUnavailableError);
   expect(Date.now() - started).toBeLessThan(50);
   await expect(b.check()).rejects.toBeInstanceOf(BrokerUnavailableError);
-  await sleep(300); // several failed reconnect attempts
+  await eventually(() => proxy.refused() >= 3, 5000, 'several failed reconnect attempts');
 
   proxy.restore();
   await b.waitForConnection(5000);
@@ -103,11 +104,16 @@ test('after the connection drops, publish rejects at once; the broker reconnects
   await b.publish(after);
 
   await eventually(async () => (await effectStats(tables)).total >= 31, 10_000, 'all 31 events handled');
-  await sleep(300);
-  expect(await effectStats(tables)).toEqual({ total: 31, distinct: 31 });
+  // Redeliveries of what was in flight at the cut sit ahead of a marker published now; once the marker is
+  // handled, stop() waits for the handlers still running, so a late duplicate effect would be in by then.
+  const marker = booking(300);
+  await b.publish(marker);
+  await eventually(async () => (await effectStats(tables)).total >= 32, 5000, 'the marker handled');
+  await consumer.stop();
+  expect(await effectStats(tables)).toEqual({ total: 32, distinct: 32 });
   const handled = await tdb.db.select({ id: tables.inbox.eventId }).from(tables.inbox);
-  expect(new Set(handled.map((r) => r.id))).toEqual(new Set([...before, after].map((e) => e.id)));
-  expect(calls).toBeGreaterThanOrEqual(31);
+  expect(new Set(handled.map((r) => r.id))).toEqual(new Set([...before, after, marker].map((e) => e.id)));
+  expect(calls).toBeGreaterThanOrEqual(32);
 });
 
 test('close() waits for the handler in flight and its commit before returning', async () => {
@@ -124,7 +130,7 @@ test('close() waits for the handler in flight and its commit before returning', 
     logger,
     handler: async (e, tx) => {
       started = true;
-      await sleep(300);
+      await work(300);
       await tx.insert(tables.effects).values({ eventId: e.id });
     },
   });
@@ -182,7 +188,7 @@ test('reconnect attempts back off while the broker stays unreachable, and the fi
   brokers.push(b);
   await b.waitForConnection();
   proxy.cut();
-  await sleep(1500);
+  await settle(1500, 'the rate of reconnect attempts over a fixed window is what is measured');
   // Doubling from 20 ms (with jitter) to 400 ms: about 8 attempts in 1.5 s; a fixed 20 ms retry would make ~70.
   expect(proxy.refused()).toBeGreaterThanOrEqual(3);
   expect(proxy.refused()).toBeLessThan(20);
@@ -190,8 +196,10 @@ test('reconnect attempts back off while the broker stays unreachable, and the fi
   await b.waitForConnection(5000);
   proxy.cut();
   await eventually(() => proxy.refused() >= 1, 2000, 'the first attempt after the second drop');
-  await sleep(60);
-  expect(proxy.refused()).toBeGreaterThanOrEqual(2); // back to short waits: a success resets the backoff
+  const first = Date.now();
+  await eventually(() => proxy.refused() >= 2, 2000, 'the second attempt after the second drop');
+  // Back to short waits (20-40 ms): a success resets the backoff; without it the wait would be 200-400 ms.
+  expect(Date.now() - first).toBeLessThan(60);
 });
 
 test('publishes in flight when the connection drops settle at once, not when the broker comes back', async () => {

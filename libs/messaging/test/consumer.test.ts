@@ -13,10 +13,12 @@ import {
   type EventEnvelope,
   type EventHandler,
 } from '../src';
-import { AMQP_URL, deleteTopology, eventually, randomPrefix, rawConnection, sleep, testLogger } from './helpers/amqp-test-kit';
+import { waitForEventsHandled, waitForLog } from '../../testing/src/log-lines';
+import { AMQP_URL, capturingLogger, deleteTopology, eventually, randomPrefix, rawConnection } from './helpers/amqp-test-kit';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
 
-const logger = testLogger();
+// At debug level: the tests wait for the consumer's 'event handled' / 'duplicate event skipped' lines.
+const { logger, lines } = capturingLogger();
 const RETRY_DELAYS = [50, 100];
 const services: string[] = [];
 let tdb: TestDatabase;
@@ -27,13 +29,13 @@ const consumers: Consumer[] = [];
 type Tx = Parameters<Parameters<TestDb['transaction']>[0]>[0];
 
 /** A consuming service: its own schema (inbox + effects) and its own queue. */
-async function service(name: string, handler: EventHandler<Tx>, bindings = ['booking.*']): Promise<{ tables: ServiceTables; consumer: Consumer }> {
+async function service(name: string, handler: EventHandler<Tx>, bindings = ['booking.*']): Promise<{ tables: ServiceTables; consumer: Consumer; queue: string }> {
   services.push(name);
   const tables = await createServiceTables(tdb.pool, name.replace(/-/g, '_'));
   const consumer = startConsumer({ broker, db: tdb.db, inbox: tables.inbox, service: name, bindings, handler, retryDelaysMs: RETRY_DELAYS, logger });
   consumers.push(consumer);
   await consumer.ready();
-  return { tables, consumer };
+  return { tables, consumer, queue: consumer.queues.queue };
 }
 
 function recordEffect(tables: ServiceTables) {
@@ -77,8 +79,8 @@ test('an event delivered twice (the same envelope published twice) is handled on
   const e = booking();
   await broker.publish(e);
   await broker.publish(e);
-  await eventually(async () => (await effects(tables)).length === 1, 5000, 'the effect');
-  await sleep(200);
+  // Both deliveries finished: one handled, the other skipped (or, if deduplication broke, handled again).
+  await waitForEventsHandled(lines, [e.id, e.id]);
   expect(await effects(tables)).toEqual([{ eventId: e.id, note: 'done' }]);
   expect(calls).toBe(1);
   expect(await inboxCount(tables)).toBe(1);
@@ -105,19 +107,26 @@ test('a message the accepts filter refuses is acknowledged without a transaction
   consumers.push(consumer);
   await consumer.ready();
   for (const n of [1, 2, 3, 4]) await broker.publish(booking(n));
-  await eventually(async () => (await effects(tables)).length === 2, 5000, 'the accepted effects');
-  await sleep(200);
-  expect(handled.sort()).toEqual([2, 4]);
-  expect(await inboxCount(tables)).toBe(2);
-  // Nothing left unacknowledged: a restarted consumer gets no refused message again.
+  // A refused message leaves no line: an accepted marker published after them is delivered after them,
+  // and stop() waits for the handlers still running, so every earlier message has been dealt with.
+  const marker = booking(6);
+  await broker.publish(marker);
+  await waitForEventsHandled(lines, [marker.id]);
   await consumer.stop();
-  const again = startConsumer({ broker, db: tdb.db, inbox: tables.inbox, service: 'picky', bindings: ['booking.*'], handler: async () => {
-    handled.push(-1);
+  expect(handled.sort((a, b) => a - b)).toEqual([2, 4, 6]);
+  expect(await inboxCount(tables)).toBe(3);
+  // Nothing left unacknowledged: a restarted consumer gets no refused message again, only a later marker.
+  const seen: string[] = [];
+  const again = startConsumer({ broker, db: tdb.db, inbox: tables.inbox, service: 'picky', bindings: ['booking.*'], handler: async (e) => {
+    seen.push(e.id);
   }, retryDelaysMs: RETRY_DELAYS, logger });
   consumers.push(again);
   await again.ready();
-  await sleep(300);
-  expect(handled).not.toContain(-1);
+  const marker2 = booking(8);
+  await broker.publish(marker2);
+  await waitForEventsHandled(lines, [marker2.id]);
+  await again.stop();
+  expect(seen).toEqual([marker2.id]);
 });
 
 test('events taken by the idempotent path run on db with no inbox row; a failure there is retried like any other', async () => {
@@ -155,8 +164,8 @@ test('events taken by the idempotent path run on db with no inbox row; a failure
   await broker.publish(a); // a redelivery: the effect is idempotent by itself
   await broker.publish(flaky);
   await broker.publish(other);
-  await eventually(async () => (await effects(tables)).length === 3, 5000, 'three effects');
-  await sleep(200);
+  // a twice (each delivery handled by the idempotent path), flaky once it succeeds, other through the inbox.
+  await waitForEventsHandled(lines, [a.id, a.id, flaky.id, other.id]);
   const rows = await effects(tables);
   expect(rows.find((r) => r.eventId === a.id)?.note).toBe('n=1');
   expect(rows.find((r) => r.eventId === flaky.id)?.note).toBe('n=7');
@@ -178,23 +187,33 @@ test('a handler that fails once is retried through its delay queue, its effect c
     if (info.attempt === 1) throw new Error('transient failure');
   });
   let otherCalls = 0;
+  // The bystander also takes marker.* events, which the flaky service never sees.
   const other = await service('bystander', async (e, tx) => {
     otherCalls += 1;
     await recordEffect(other.tables)(e, tx);
-  });
+  }, ['booking.*', 'marker.*']);
 
   const e = booking(1);
+  const from = lines.length;
   const publishedAt = Date.now();
   await broker.publish(e);
-  await eventually(async () => (await effects(failing.tables)).length === 1, 5000, 'the retried effect');
+  await waitForLog(lines, { message: 'event handled', event_id: e.id, queue: failing.queue }, { from });
   expect(Date.now() - publishedAt).toBeGreaterThanOrEqual(RETRY_DELAYS[0]!); // it waited in the delay queue
-  await sleep(300);
+  // A retry that leaked to the bystander would reach its queue before this marker, published after the
+  // retry was handled; stop() then waits for whatever the bystander still had in hand.
+  const marker = createEnvelope({ type: 'marker.sent', workspace_id: 'ws_1', data: {} });
+  await broker.publish(marker);
+  await waitForLog(lines, { message: 'event handled', event_id: marker.id, queue: other.queue }, { from });
+  await other.consumer.stop();
 
   expect(attempts).toEqual([1, 2]);
   expect(contexts).toEqual([e.id, e.id]);
   expect(await effects(failing.tables)).toEqual([{ eventId: e.id, note: 'attempt 2' }]);
-  expect(otherCalls).toBe(1);
-  expect(await effects(other.tables)).toHaveLength(1);
+  expect(otherCalls).toBe(2); // e and the marker
+  expect(await effects(other.tables)).toHaveLength(2);
+  // Handled once, and no second copy skipped as a duplicate either.
+  const bystanderLines = (await waitForLog(lines, { event_id: e.id, queue: other.queue }, { from })).map((l) => l.message);
+  expect(bystanderLines).toEqual(['event handled']);
   const dead = await inspectDeadLetters(broker, 'flaky');
   expect(dead.count).toBe(0);
 });
@@ -228,11 +247,11 @@ test('an event whose handler keeps failing lands in <service>.dlq with the error
 
   broken = false;
   const progress: number[] = [];
+  const from = lines.length;
   const moved = await replayDeadLetters(broker, 'doomed', { onProgress: (n) => progress.push(n) });
   expect(moved).toBe(1);
   expect(progress).toEqual([1]);
-  await eventually(async () => (await effects(s.tables)).length === 1, 5000, 'the replayed effect');
-  await sleep(200);
+  await waitForEventsHandled(lines, [e.id], { from });
   expect(await effects(s.tables)).toEqual([{ eventId: e.id, note: 'done' }]);
   expect(calls).toBe(RETRY_DELAYS.length + 2);
   expect((await inspectDeadLetters(broker, 'doomed')).count).toBe(0);

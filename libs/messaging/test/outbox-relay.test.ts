@@ -1,6 +1,7 @@
 import { eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { createBroker, createEnvelope, enqueueEvent, startOutboxRelay, type Broker, type EventEnvelope, type OutboxRelay } from '../src';
-import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, sleep, testLogger, type Probe } from './helpers/amqp-test-kit';
+import { settle } from '../../testing/src/settle';
+import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, testLogger, type Probe } from './helpers/amqp-test-kit';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
 
 const logger = testLogger();
@@ -13,6 +14,33 @@ const relays: OutboxRelay[] = [];
 
 function event(n = 0): EventEnvelope {
   return createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
+}
+
+async function isPublished(id: string): Promise<boolean> {
+  const [row] = await tdb.db.select({ at: tables.outbox.publishedAt }).from(tables.outbox).where(eq(tables.outbox.id, id));
+  return row?.at instanceof Date;
+}
+
+/**
+ * After `id` is marked published, a marker row goes through the relay's next round: a row left
+ * unmarked (or claimed twice) would be published again by then, so it reaches the probe before the marker.
+ */
+async function publishMarkerAfter(id: string): Promise<EventEnvelope> {
+  await eventually(() => isPublished(id), 5000, `${id} marked published`);
+  const marker = event(-1);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, marker));
+  await eventually(() => probe.ids().includes(marker.id), 5000, 'the marker event');
+  return marker;
+}
+
+/** The relay's LISTEN is in place (idle after running it), so a commit from now on wakes it through NOTIFY. */
+async function relayListening(): Promise<void> {
+  await eventually(async () => {
+    const { rows } = await tdb.pool.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query = 'LISTEN "${tables.schemaName}_outbox"'`,
+    );
+    return rows.length > 0;
+  }, 3000, 'the relay to LISTEN');
 }
 
 function relay(overrides: Partial<Parameters<typeof startOutboxRelay>[0]> = {}): OutboxRelay {
@@ -58,11 +86,12 @@ test('an event enqueued in a rolled-back transaction is never published; a commi
 
   relay({ pollIntervalMs: 50 });
   await eventually(() => probe.messages.length >= 1, 5000, 'the committed event');
-  await sleep(300); // several poll rounds: time for a wrong second publish to show up
+  // A later round (the marker's) would publish the committed row again if it had not been marked.
+  const marker = await publishMarkerAfter(committed.id);
 
-  expect(probe.ids()).toEqual([committed.id]);
-  const rows = await tdb.db.select().from(tables.outbox);
-  expect(rows).toHaveLength(1);
+  expect(probe.ids()).toEqual([committed.id, marker.id]);
+  const rows = await tdb.db.select().from(tables.outbox).where(eq(tables.outbox.id, committed.id));
+  expect(await tdb.db.select().from(tables.outbox)).toHaveLength(2); // the marker and the committed row
   expect(rows[0]).toMatchObject({ id: committed.id, attempts: 0, lastError: null });
   expect(rows[0]!.publishedAt).toBeInstanceOf(Date);
 
@@ -74,7 +103,7 @@ test('an event enqueued in a rolled-back transaction is never published; a commi
 
 test('a committed event reaches the broker within milliseconds through NOTIFY, not the poll timer', async () => {
   relay({ pollIntervalMs: 60_000 });
-  await sleep(200); // let the relay LISTEN and finish its start-up round
+  await relayListening();
   const e = event(3);
   const committedAt = Date.now();
   await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
@@ -97,9 +126,16 @@ test('two relays running at once publish each of 200 rows exactly once', async (
     ),
   );
   await eventually(() => probe.messages.length >= 200, 10_000, '200 events');
-  await sleep(300);
+  // A row both relays claimed would be published by the slower one before it marks the row. stop() waits
+  // for the rounds in progress; a marker published after that on the same broker channel arrives after
+  // everything they published.
+  await Promise.all(relays.splice(0).map((r) => r.stop()));
+  const marker = event(-1);
+  await broker.publish(marker);
+  await eventually(() => probe.ids().includes(marker.id), 5000, 'the marker event');
 
   const ids = probe.ids();
+  expect(ids.pop()).toBe(marker.id);
   expect(ids).toHaveLength(200);
   expect(new Set(ids).size).toBe(200);
   expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
@@ -135,18 +171,26 @@ test('a failed publish leaves the row unpublished with attempts and last_error, 
 
   failing = false;
   await eventually(() => probe.messages.length === 1, 5000, 'the event after recovery');
-  await sleep(200);
-  expect(probe.ids()).toEqual([e.id]);
+  const marker = await publishMarkerAfter(e.id);
+  expect(probe.ids()).toEqual([e.id, marker.id]);
   const published = await tdb.db.select().from(tables.outbox).where(isNotNull(tables.outbox.publishedAt));
-  expect(published).toHaveLength(1);
+  expect(published).toHaveLength(2);
 });
 
 test('while the broker is disconnected the relay leaves rows untouched', async () => {
-  const down = { isConnected: () => false, publish: () => Promise.reject(new Error('must not be called')) };
+  let looked = 0;
+  const down = {
+    isConnected: () => {
+      looked += 1;
+      return false;
+    },
+    publish: () => Promise.reject(new Error('must not be called')),
+  };
   const e = event(5);
   await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
   relay({ broker: down, pollIntervalMs: 20 });
-  await sleep(200);
+  // Each round asks the broker first; by the second, the first has decided about the row and backed off.
+  await eventually(() => looked >= 2, 5000, 'two rounds to find the broker down');
   const [row] = await tdb.db.select().from(tables.outbox);
   expect(row).toMatchObject({ id: e.id, publishedAt: null, attempts: 0 });
 });
@@ -188,7 +232,7 @@ test('rounds overlap: an event committed while a round waits for slow confirms g
     },
   };
   relay({ broker: slowFirst, pollIntervalMs: 60_000, maxRoundsInFlight: 3 });
-  await sleep(200);
+  await relayListening();
   const [first, second, third] = [event(1), event(2), event(3)];
   await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, first));
   await eventually(() => order.length === 1, 2000, 'the first publish');
@@ -218,11 +262,11 @@ test('with one round in flight at most, a later event waits for the slow round (
     },
   };
   relay({ broker: slowFirst, pollIntervalMs: 60_000, maxRoundsInFlight: 1 });
-  await sleep(200);
+  await relayListening();
   await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, event(1)));
   await eventually(() => order.length === 1, 2000, 'the first publish');
   await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, event(2)));
-  await sleep(300);
+  await settle(300, 'proving the relay holds event 2 back: it announces neither the NOTIFY nor the round it does not start, and every later round is blocked behind the same limit, so no marker can get through');
   expect(order).toHaveLength(1);
   release!();
   await eventually(() => order.length === 2, 2000, 'the second publish after the first round ended');

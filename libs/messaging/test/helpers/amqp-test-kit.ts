@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import amqp, { type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { createLogger, type Logger } from '@sched/logger';
 import { DEFAULT_RETRY_DELAYS_MS, serviceQueueNames, topologyNames } from '../../src';
+import { waitFor } from '../../../testing/src/wait-for';
 
 export const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -17,16 +18,36 @@ export function testLogger(): Logger {
   return createLogger({ service: 'messaging-test', level: loud ? 'debug' : 'error', stream });
 }
 
+/**
+ * A logger at debug level whose JSON lines land in `lines`, for waiting on the consumer's own
+ * signals ('event handled', 'duplicate event skipped') with waitForLog / waitForEventsHandled.
+ * MESSAGING_TEST_LOGS=1 also echoes them to stderr.
+ */
+export function capturingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const loud = process.env.MESSAGING_TEST_LOGS === '1';
+  const stream = new Writable({
+    write: (chunk: Buffer | string, _e, cb) => {
+      const text = chunk.toString();
+      lines.push(text);
+      if (loud) process.stderr.write(text);
+      cb();
+    },
+  });
+  return { logger: createLogger({ service: 'messaging-test', level: 'debug', stream }), lines };
+}
+
+/** waitFor (libs/testing) with a description of what was awaited in its timeout error; polls every 10 ms. */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+  try {
+    await waitFor(check, { timeoutMs, intervalMs: 10 });
+  } catch (err) {
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: err });
   }
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Deliberate slowness of a handler under test (input, not a wait). */
+export const work = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** What a consumer of the events exchange sees: a private queue bound to `#`, outside the library under test. */
 export interface Probe {
