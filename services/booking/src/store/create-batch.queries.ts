@@ -44,6 +44,9 @@ export interface CreateBatchRow {
   refusal_body?: string;
 }
 
+/** The answer a keyed create stores when another create won its slot: made once (an Error's stack is not free). */
+const SLOT_TAKEN = new DomainError('slot_unavailable');
+
 /** The row of one write; the stored answers are @sched/idempotency's envelopes, as the route sends them. */
 export function createBatchRow(create: CreateWrite): CreateBatchRow {
   const { key, requestId } = create;
@@ -86,7 +89,7 @@ export function createBatchRow(create: CreateWrite): CreateBatchRow {
         event_id: event.id,
         event: JSON.stringify(event),
         created_body: key && JSON.stringify(dataAnswer(201, toBookingResource(b), requestId).body),
-        conflict_body: key && JSON.stringify(defaultStorableError(new DomainError('slot_unavailable'), requestId)!.body),
+        conflict_body: key && JSON.stringify(defaultStorableError(SLOT_TAKEN, requestId)!.body),
       };
     }
   }
