@@ -6,6 +6,7 @@ import {
   at,
   busyPath,
   call,
+  changesHeard,
   cleanupBroker,
   icalDate,
   icalTime,
@@ -54,6 +55,7 @@ async function ageSnapshot(hostId: string, minutes = 10): Promise<void> {
     [hostId, minutes],
   );
   expect(res.rowCount).toBe(1);
+  await changesHeard(svc, db); // the in-memory copy of the snapshot is dropped by the change's NOTIFY
 }
 
 async function connectionStatus(hostId: string): Promise<string> {
@@ -268,6 +270,7 @@ describe('snapshot refresh', () => {
     expect((await call(svc.url, 'GET', busyPath(ws, host, at(1), at(5)))).status).toBe(503);
 
     await db.adminPool.query(`UPDATE calendar_sync.calendar_connections SET username = 'alice' WHERE host_id = $1`, [host]);
+    await changesHeard(svc, db);
     await svc.parts.refresher.runOnce();
     expect(await connectionStatus(host)).toBe('connected');
     const updates = (await outboxEvents(db, 'calendar.connection_updated')).filter((e) => e.data.host_id === host).map((e) => e.data);

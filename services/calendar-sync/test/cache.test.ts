@@ -4,6 +4,7 @@ import {
   at,
   busyPath,
   call,
+  changesHeard,
   cleanupBroker,
   icalTime,
   startAvailabilityStub,
@@ -50,20 +51,8 @@ async function warm(host: string): Promise<any> {
   return res.body.data;
 }
 
-/** Ids `svc` has been told to drop, by notification or by its own writes. */
-const heard = new Set<string>();
-let markers = 0;
-
-/**
- * Sends a marker notification and waits until `svc` has handled that very marker: every change
- * committed before it has been heard. (Waiting for any bump of the cache's token is not enough: the
- * notification of the change itself bumps it, and the marker then lands in the middle of the next read.)
- */
-async function heardEverything(): Promise<void> {
-  const marker = `cal_marker_${++markers}`;
-  await db.adminPool.query(`SELECT pg_notify('calendar_sync_changed', $1)`, [marker]);
-  await waitFor(() => heard.has(marker));
-}
+/** Every change committed before now has been heard by `svc` (harness changesHeard). */
+const heardEverything = (): Promise<void> => changesHeard(svc, db);
 
 beforeAll(async () => {
   [db, radicale, availability] = await Promise.all([
@@ -74,11 +63,6 @@ beforeAll(async () => {
   svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url });
   replica = await startCalendarSync({ db, amqp, availabilityUrl: availability.url });
   await waitFor(() => svc.parts.cache.isEnabled() && replica.parts.cache.isEnabled());
-  const invalidate = svc.parts.cache.invalidate.bind(svc.parts.cache);
-  jest.spyOn(svc.parts.cache, 'invalidate').mockImplementation((id: string) => {
-    heard.add(id);
-    invalidate(id);
-  });
 });
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import {
   cancelled,
   cleanupBroker,
   call,
+  changesHeard,
   outboxEvents,
   rescheduled,
   startAvailabilityStub,
@@ -198,6 +199,7 @@ describe('calendar events of Bookings', () => {
   it('fails at once with auth_failed (no retries) when the credentials are refused, and marks the connection broken', async () => {
     const host = await connectedHost('refused');
     await db.adminPool.query(`UPDATE calendar_sync.calendar_connections SET username = 'mallory' WHERE host_id = $1`, [host]);
+    await changesHeard(svc, db);
     const booking = makeBooking({ host_id: host, start_at: toTimestamp(at(9, 9)) });
     await publisher.publish('booking.created', ws, booking);
     const result = await resultFor(booking);

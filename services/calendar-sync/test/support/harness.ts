@@ -14,7 +14,7 @@ import {
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
+import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor, waitFor } from '@sched/testing';
 import { setupCalendarSync, type CalendarSyncParts, type SetupOptions } from '../../src/app';
 import { readConfig, type CalendarSyncConfig } from '../../src/config';
 
@@ -82,6 +82,33 @@ export async function startAvailabilityStub(): Promise<{
     },
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/** Per cache: the ids it has been told to drop (by a NOTIFY or its own writes), once changesHeard watches it. */
+const heardBy = new WeakMap<object, Set<string>>();
+let markers = 0;
+
+/**
+ * Sends a marker NOTIFY on the cache's channel and waits until `svc` has handled that very marker:
+ * every change committed before it has been heard, so no copy of a changed row is served any more.
+ * (A test that changes rows by hand must wait for this before it reads: invalidation is by NOTIFY.)
+ */
+export async function changesHeard(svc: RunningCalendarSync, db: TestDatabase): Promise<void> {
+  const cache = svc.parts.cache;
+  let heard = heardBy.get(cache);
+  if (!heard) {
+    const seen = new Set<string>();
+    heard = seen;
+    heardBy.set(cache, seen);
+    const invalidate = cache.invalidate.bind(cache);
+    cache.invalidate = (id: string) => {
+      seen.add(id);
+      invalidate(id);
+    };
+  }
+  const marker = `cal_marker_${process.pid}_${++markers}`;
+  await db.adminPool.query(`SELECT pg_notify('calendar_sync_changed', $1)`, [marker]);
+  await waitFor(() => heard.has(marker));
 }
 
 export interface RunningCalendarSync {
