@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '@sched/logger';
 import { answerClientErrors } from './client-error';
+import { expressMessageClasses } from './express-messages';
 import type { FastStep } from './fast-path';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -14,7 +15,7 @@ export class GracefulServer {
   private closing?: Promise<void>;
 
   constructor(
-    app: Express,
+    private readonly app: Express,
     private readonly logger: Logger,
     private readonly defaultTimeoutMs: number,
     /** The request listener, made when listening starts; the app itself by default. */
@@ -32,7 +33,8 @@ export class GracefulServer {
   };
 
   listen(port: number, host: string): Promise<http.Server> {
-    const server = http.createServer(this.listener());
+    // Requests and responses are born express's (express-messages.ts): app.handle need not reshape them.
+    const server = http.createServer(expressMessageClasses(this.app), this.listener());
     // Callers (the gateway, other services) keep connections alive. A server that closes an idle one
     // while a caller reuses it causes a reset; keep idle connections longer than any caller's pool
     // does (internal clients drop theirs after 30 s), as load balancers expect too.

@@ -30,7 +30,7 @@ export {
   type PrincipalKind,
 } from './internal-credential';
 export { accessCheck, apiKeyWith, calledBy, forbidden, OPEN_ROUTES, OPERATOR_ONLY, type AccessTable, type RouteAccess } from './route-access';
-export { parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
+export { NO_BODY, NO_QUERY, parseBody, parseQuery, parseParams, issuesToDetails } from './validation';
 export { BODY_LIMIT_BYTES } from './json-body.middleware';
 export { inputGuard } from './input-guard.middleware';
 export { type FastRequest, type FastRoute, type FastStep } from './fast-path';

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { v1OperationsOf, type PathParamNames, type V1Operation, type V1OperationById, type V1OperationIdOf, type V1Owner } from '@sched/contracts';
 import type { HttpApp } from './create-http-app';
 import type { FastRequest, FastStep } from './fast-path';
 import { accessKey, apiKeyWith, type AccessTable, type RouteAccess } from './route-access';
-import { parseBody, parseQuery } from './validation';
+import { NO_BODY, NO_QUERY, parseBody, parseQuery } from './validation';
 
 /** What a handler of one operation receives, parsed with the table's schemas. */
 export interface OperationInput<Op extends V1Operation> {
@@ -40,9 +40,6 @@ export interface RegisterOperationsOptions<Owner extends V1Owner> {
   fast?: ReadonlyArray<V1OperationIdOf<Owner>>;
 }
 
-/** An operation without a query or a body takes none: `{}` or nothing; any field is 400 unknown_field. */
-const NO_QUERY = z.strictObject({});
-const NO_BODY = z.strictObject({}).optional();
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
 /**

@@ -1,8 +1,13 @@
 import type { FastRequest } from './fast-path';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DomainError, type ErrorDetail } from '@sched/contracts';
 
 type Issue = z.core.$ZodIssue;
+
+/** A route without a query takes none: any parameter is 400 unknown_field (decisions.md §1). */
+export const NO_QUERY = z.strictObject({});
+/** A route without a body takes none, or `{}`: any field is 400 unknown_field. */
+export const NO_BODY = z.strictObject({}).optional();
 type PathKey = PropertyKey;
 
 const LENGTH_ORIGINS = new Set(['string', 'array', 'set', 'file']);

@@ -13,7 +13,10 @@ import { testApp } from './test-app';
  */
 
 const calls: string[] = [];
-/** Which kind of response each request got at its first step: express's (it has res.json) or node's own. */
+/**
+ * Who ran each request's first step: express (its app.handle gives every response `res.locals`) or the
+ * fast path (node's listener; the response is born with express's prototype but express never saw it).
+ */
 const kinds: string[] = [];
 const anyQuery = z.record(z.string(), z.string());
 const show =
@@ -32,7 +35,7 @@ const reject: FastStep = async () => {
 const refuse: FastStep = (_req, _res, done) => done(new DomainError('insufficient_scope', { details: [{ field: 'scope', issue: 'x:read' }] }));
 /** Runs before routing on both paths (the fast path's `before`, an app-level middleware in express). */
 const observe: FastStep = (_req, res, next) => {
-  kinds.push(typeof (res as { json?: unknown }).json === 'function' ? 'express' : 'node');
+  kinds.push(Object.hasOwn(res, 'locals') ? 'express' : 'node');
   next();
 };
 

@@ -1,8 +1,8 @@
 import { createEventTypeBodySchema, createHostBodySchema, patchEventTypeBodySchema, patchHostBodySchema, putScheduleBodySchema } from '@sched/contracts';
-import { parseBody, parseQuery, sendData, type HttpApp } from '@sched/http';
+import { NO_BODY, parseBody, parseQuery, sendData, type HttpApp } from '@sched/http';
 import * as eventTypes from '../domain/manage-event-types';
 import * as hosts from '../domain/manage-hosts';
-import { adminListQuerySchema, adminWorkspace, nextCursor, noBodySchema, pageOf, type RouteDeps } from './deps';
+import { adminListQuerySchema, adminWorkspace, nextCursor, pageOf, type RouteDeps } from './deps';
 import { adminEventTypeOut, hostOut, scheduleOut } from './presenters';
 
 const HOSTS_LIST = 'admin:hosts';
@@ -21,7 +21,7 @@ export function registerAdminRoutes(http: HttpApp, deps: RouteDeps): void {
   http.route('GET', `${base}/hosts`, async (req, res) => {
     const ws = adminWorkspace(req);
     const query = parseQuery(adminListQuerySchema, req);
-    parseBody(noBodySchema, req);
+    parseBody(NO_BODY, req);
     const page = await hosts.listHosts(deps.hosts, ws, pageOf(deps.cursors, HOSTS_LIST, ws, query));
     sendData(res, 200, page.items.map(hostOut), { next_cursor: nextCursor(deps.cursors, HOSTS_LIST, ws, page.next) });
   });
@@ -57,7 +57,7 @@ export function registerAdminRoutes(http: HttpApp, deps: RouteDeps): void {
   http.route('GET', `${base}/event-types`, async (req, res) => {
     const ws = adminWorkspace(req);
     const query = parseQuery(adminListQuerySchema, req);
-    parseBody(noBodySchema, req);
+    parseBody(NO_BODY, req);
     const page = await eventTypes.listEventTypes(deps.eventTypes, ws, pageOf(deps.cursors, EVENT_TYPES_LIST, ws, query));
     sendData(res, 200, page.items.map(adminEventTypeOut), { next_cursor: nextCursor(deps.cursors, EVENT_TYPES_LIST, ws, page.next) });
   });

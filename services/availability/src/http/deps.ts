@@ -39,6 +39,3 @@ export function pageOf<P>(cursors: CursorCodec, endpoint: string, workspaceId: s
 export function nextCursor(cursors: CursorCodec, endpoint: string, workspaceId: string, next: unknown): string | null {
   return next === null ? null : cursors.encode(endpoint, { workspace_id: workspaceId }, next);
 }
-
-/** Endpoints that define no body refuse one with fields, naming each (decisions.md §1: strict). */
-export const noBodySchema = z.strictObject({}).optional();

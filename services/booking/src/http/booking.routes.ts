@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
 import { DomainError, internalCreateBookingSchema, isId, type BookingSource, type CreateBookingBody } from '@sched/contracts';
 import type { Db } from '@sched/db';
-import { forbidden, parseBody, parseQuery, registerOperations, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
+import { forbidden, NO_QUERY, parseBody, parseQuery, registerOperations, requestContext, requireWorkspace, sendData, type HttpApp } from '@sched/http';
 import { dataAnswer } from '@sched/idempotency';
 import type { CursorCodec } from '@sched/pagination';
 import { toBookingResource } from '../domain/booking';
@@ -22,9 +21,6 @@ export interface BookingRouteDeps {
   cursors: CursorCodec;
   clock: () => Date;
 }
-
-/** The internal create takes no query parameters; an unknown one is 400 (decisions.md §1). */
-const noQuery = z.strictObject({});
 
 /** A malformed id cannot exist, so it is the same 404 as an unknown one or another workspace's. */
 function bookingIdOf(id: string): string {
@@ -54,7 +50,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
    * invitation service, never routed by the gateway. The workspace is the path's; every query is scoped by it.
    */
   http.route('POST', '/internal/v1/workspaces/:ws/bookings', async (req, res) => {
-    parseQuery(noQuery, req);
+    parseQuery(NO_QUERY, req);
     const { source, invitation_id, ...body } = parseBody(internalCreateBookingSchema, req);
     // Only for the invitation the invitation service resolved for this visitor (or none, a public page).
     if ((invitation_id ?? undefined) !== requestContext(req).caller?.invitationId) throw forbidden('The credential is for another invitation.');

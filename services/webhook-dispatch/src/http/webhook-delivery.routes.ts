@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { listWebhookDeliveriesQuerySchema, replayWebhookDeliveriesBodySchema } from '@sched/contracts';
-import { parseBody, parseParams, sendData, parseQuery, type HttpApp } from '@sched/http';
+import { NO_BODY, parseBody, parseParams, sendData, parseQuery, type HttpApp } from '@sched/http';
 import * as deliveries from '../domain/webhook-deliveries';
 import { deliveryOut } from './presenters';
 import { scopedWorkspace } from './workspace-scope';
 
 const deliveryParams = z.object({ id: z.string() });
-const noBody = z.strictObject({}).optional();
 
 /** Delivery records and on-call recovery (decisions.md §13). Replays answer 202: the worker sends them next. */
 export function registerWebhookDeliveryRoutes(http: HttpApp, deps: deliveries.DeliveryDeps): void {
@@ -26,7 +25,7 @@ export function registerWebhookDeliveryRoutes(http: HttpApp, deps: deliveries.De
   // Operator-wide: the path names no workspace (the gateway forwards it without x-workspace-id).
   http.route('POST', '/admin/v1/webhook-deliveries/:id/replay', async (req, res) => {
     const { id } = parseParams(deliveryParams, req);
-    parseBody(noBody, req);
+    parseBody(NO_BODY, req);
     sendData(res, 202, await deliveries.replayDelivery(deps, id));
   });
 }

@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import { createWebhookEndpointBodySchema, patchWebhookEndpointBodySchema } from '@sched/contracts';
-import { parseBody, parseParams, parseQuery, sendData, type HttpApp } from '@sched/http';
+import { NO_BODY, NO_QUERY, parseBody, parseParams, parseQuery, sendData, type HttpApp } from '@sched/http';
 import * as endpoints from '../domain/webhook-endpoints';
 import { endpointOut } from './presenters';
 import { scopedWorkspace } from './workspace-scope';
 
 const BASE = '/admin/v1/workspaces/:ws/webhook-endpoints';
 const endpointParams = z.object({ ws: z.string(), whe: z.string() });
-const noQuery = z.strictObject({});
-/** rotate-secret takes no body; `{}` is accepted for clients that always send one. */
-const noBody = z.strictObject({}).optional();
 
 /** Webhook endpoints of a workspace (decisions.md §13), forwarded by the gateway with x-workspace-id. */
 export function registerWebhookEndpointRoutes(http: HttpApp, deps: endpoints.EndpointDeps): void {
@@ -22,13 +19,13 @@ export function registerWebhookEndpointRoutes(http: HttpApp, deps: endpoints.End
 
   http.route('GET', BASE, async (req, res) => {
     const ws = scopedWorkspace(req);
-    parseQuery(noQuery, req);
+    parseQuery(NO_QUERY, req);
     sendData(res, 200, (await endpoints.listEndpoints(deps, ws)).map(endpointOut));
   });
 
   http.route('GET', `${BASE}/:whe`, async (req, res) => {
     const ws = scopedWorkspace(req);
-    parseQuery(noQuery, req);
+    parseQuery(NO_QUERY, req);
     const { whe } = parseParams(endpointParams, req);
     sendData(res, 200, endpointOut(await endpoints.getEndpoint(deps, ws, whe)));
   });
@@ -50,7 +47,7 @@ export function registerWebhookEndpointRoutes(http: HttpApp, deps: endpoints.End
   http.route('POST', `${BASE}/:whe/rotate-secret`, async (req, res) => {
     const ws = scopedWorkspace(req);
     const { whe } = parseParams(endpointParams, req);
-    parseBody(noBody, req);
+    parseBody(NO_BODY, req);
     const { endpoint, secret } = await endpoints.rotateEndpointSecret(deps, ws, whe);
     sendData(res, 200, { ...endpointOut(endpoint), secret });
   });
