@@ -358,6 +358,9 @@ describe('Idempotency-Key on the Booking endpoints', () => {
     const again = await h.api('POST', '/v1/bookings', { json, headers });
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
+    // The first answer is the body stored under the key, sent as stored, with res.json's headers.
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(again.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual({ ...first.body, meta: { request_id: again.headers.get('x-request-id') } });

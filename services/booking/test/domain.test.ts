@@ -136,7 +136,7 @@ describe('createBooking (the create use case: ask the slot, write under the key,
 
   it('bookable: asks once, writes the confirmed Booking (version 1, calendar pending) with its booking.created, answers created', async () => {
     const asked: unknown[] = [];
-    const s = store(() => ({ kind: 'created' }));
+    const s = store(() => ({ kind: 'created', answer: '{"stored":"answer"}' }));
     const outcome = await createBooking(deps({ check: async (w, r) => (asked.push([w, r]), bookable) }, s.creates), command());
     expect(asked).toEqual([[ws, { eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt }]]);
     expect(s.writes).toHaveLength(1);
@@ -145,7 +145,8 @@ describe('createBooking (the create use case: ask the slot, write under the key,
     const booking = (w as Extract<CreateWrite, { kind: 'insert' }>).booking;
     expect(booking).toMatchObject({ status: 'confirmed', version: 1, calendarStatus: 'pending', hostId: bookable.host_id, blockedFrom: new Date(bookable.blocked_from), createdAt: NOW, metadata: { z: 1 } });
     expect((w as Extract<CreateWrite, { kind: 'insert' }>).announcement).toEqual({ type: 'booking.created', booking, occurredAt: NOW });
-    expect(outcome).toEqual({ kind: 'created', booking });
+    // The answer stored under the key goes back as it is: the route sends those bytes.
+    expect(outcome).toEqual({ kind: 'created', booking, answer: '{"stored":"answer"}' });
   });
 
   it('another create won the slot after the check: 409 slot_unavailable', async () => {

@@ -49,7 +49,8 @@ it('writes each item of one batch on its own: created, slot taken by an earlier 
   // A key finished in an earlier transaction: its stored answer comes back, nothing new is written.
   const finished = insert(record(nextStart()));
   const creates = store();
-  expect(await creates.write(finished)).toEqual({ kind: 'created' });
+  // A keyed create's answer is the 201 body stored under its key, as stored.
+  expect(await creates.write(finished)).toEqual({ kind: 'created', answer: createBatchRow(finished).created_body });
   const again = { ...insert(record(nextStart())), key: finished.key };
   const refusal = new DomainError('event_type_not_bookable');
   const refused: CreateWrite = { kind: 'refuse', workspaceId: h.main.workspaceId, key: newKey(), requestId: 'req_2', refusal };
@@ -59,7 +60,7 @@ it('writes each item of one batch on its own: created, slot taken by an earlier 
   // The finished key's call; then the next one alone (nothing was in flight) and all the rest together behind it.
   expect(creates.stats()).toMatchObject({ batches: 3, items: 8 });
   expect(answers.slice(1)).toEqual([
-    { kind: 'created' },
+    { kind: 'created', answer: createBatchRow(first).created_body },
     { kind: 'slot_taken' },
     { kind: 'created' },
     { kind: 'found', row: { status: 201, body: createBatchRow(finished).created_body, fingerprint: finished.key!.fingerprint, sealed: false } },
@@ -110,7 +111,7 @@ it('answers in_progress and writes nothing for a key whose lock another transact
   }
   const { rows } = await h.db.adminPool.query('SELECT count(*)::int AS n FROM booking.bookings WHERE id = $1', [item.booking.id]);
   expect(rows[0].n).toBe(0);
-  expect(await store().write(item)).toEqual({ kind: 'created' });
+  expect(await store().write(item)).toEqual({ kind: 'created', answer: createBatchRow(item).created_body });
 });
 
 it('wakes the outbox relay with one NOTIFY per batch, delivered at commit', async () => {

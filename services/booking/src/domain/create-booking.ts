@@ -28,8 +28,13 @@ export interface CreateBookingDeps {
   clock: () => Date;
 }
 
-/** A new Booking, or the answer a finished request with the same key gave (sent again as it was). */
-export type CreateOutcome = { kind: 'created'; booking: BookingRecord } | { kind: 'replayed'; answer: StoredResponse & { headers: Record<string, string> } };
+/**
+ * A new Booking (with a key, `answer` is the 201 body stored under it: the first answer and every replay
+ * are the same bytes), or the answer a finished request with the same key gave (sent again as it was).
+ */
+export type CreateOutcome =
+  | { kind: 'created'; booking: BookingRecord; answer?: string }
+  | { kind: 'replayed'; answer: StoredResponse & { headers: Record<string, string> } };
 
 /**
  * Creates a Booking (decisions.md §4, §6), for the public API and the hosted booking page alike.
@@ -58,7 +63,7 @@ export async function createBooking(deps: CreateBookingDeps, command: CreateBook
   if (write.kind === 'fail') throw write.failure;
   if (write.kind === 'refuse') throw write.refusal;
   if (written.kind === 'slot_taken') throw new DomainError('slot_unavailable');
-  return { kind: 'created', booking: write.booking };
+  return { kind: 'created', booking: write.booking, answer: written.kind === 'created' ? written.answer : undefined };
 }
 
 /** Step 2: the slot check's answer as the write it leads to. */

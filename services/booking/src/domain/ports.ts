@@ -66,7 +66,8 @@ export type CreateWrite = { workspaceId: string; key: CreateKey | undefined; req
 
 /** How a write ended: the first three say what was done, `found`/`in_progress` what the key held instead. */
 export type CreateWritten =
-  | { kind: 'created' }
+  /** Inserted; with a key, `answer` is the 201 body stored under it (the bytes a replay will send). */
+  | { kind: 'created'; answer?: string }
   /** The no-overlap constraint refused the insert: another Booking won the slot after the check. */
   | { kind: 'slot_taken' }
   | { kind: 'refused' }

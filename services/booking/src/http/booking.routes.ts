@@ -11,7 +11,7 @@ import { listBookingsPage } from '../domain/list-bookings';
 import type { SlotChecker } from '../domain/ports';
 import { bookingUnitOfWork } from '../store/booking-unit-of-work';
 import { findBooking, listBookings } from '../store/booking.queries';
-import { createKey, idempotentMutation, sendOutcome } from './idempotent-response';
+import { createKey, idempotentMutation, sendOutcome, sendStoredJson } from './idempotent-response';
 
 export interface BookingRouteDeps {
   db: Db;
@@ -41,8 +41,10 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
       key: createKey(req, workspaceId),
       requestId: requestContext(req).requestId,
     });
-    if (outcome.kind === 'created') sendData(res, 201, toBookingResource(outcome.booking));
-    else sendOutcome(res, outcome.answer);
+    if (outcome.kind === 'replayed') sendOutcome(res, outcome.answer);
+    // With a key, the body stored under it, as stored (a replay sends the same bytes); without, the Booking.
+    else if (outcome.answer !== undefined) sendStoredJson(res, 201, outcome.answer);
+    else sendData(res, 201, toBookingResource(outcome.booking));
   };
 
   /**

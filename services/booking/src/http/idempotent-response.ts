@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Db, DbTx } from '@sched/db';
 import { idempotencyRowIdentity, parseIdempotencyKey, requestFingerprint, runIdempotent, type IdempotentOutcome, type StoredResponse } from '@sched/idempotency';
-import { requestContext } from '@sched/http';
+import { JSON_UTF8, requestContext, sendText } from '@sched/http';
 import type { CreateKey } from '../domain/ports';
 import { idempotencyKeys } from '../store/schema';
 
@@ -51,4 +51,10 @@ export async function idempotentMutation(
 export function sendOutcome(res: Response, outcome: StoredResponse & { headers: Record<string, string> }): void {
   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
   res.status(outcome.status).json(outcome.body);
+}
+
+/** A JSON body stored as text, sent as it is: the bytes res.json of its parsed value would send, without the round trip. */
+export function sendStoredJson(res: Response, status: number, body: string): void {
+  res.setHeader('Content-Type', JSON_UTF8);
+  sendText(res, status, body);
 }

@@ -138,7 +138,7 @@ export function bookingCreates(opts: { pool: Pool; outboxChannel: string; maxInF
         values: [JSON.stringify(rows), opts.outboxChannel],
       });
       const written = new Array<CreateWritten>(rows.length);
-      for (const r of results) written[r.item_index] = toWritten(r);
+      for (const r of results) written[r.item_index] = toWritten(r, rows[r.item_index]!);
       return written;
     },
   });
@@ -152,7 +152,8 @@ export function bookingCreates(opts: { pool: Pool; outboxChannel: string; maxInF
   };
 }
 
-function toWritten(r: ResultRow): CreateWritten {
+function toWritten(r: ResultRow, row: CreateBatchRow): CreateWritten {
+  if (r.outcome === 'created') return row.created_body ? { kind: 'created', answer: row.created_body } : { kind: 'created' };
   if (r.outcome === 'found') {
     return { kind: 'found', row: { status: r.response_status!, body: r.response_body!, fingerprint: r.response_fingerprint!, sealed: r.response_sealed === true } };
   }
