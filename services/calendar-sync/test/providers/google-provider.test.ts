@@ -307,6 +307,14 @@ describe('throttling and outages', () => {
     expect(google.count('events.list') - before).toBe(1);
   });
 
+  it('403 insufficientPermissions (the grant lacks the calendar scope) is auth_failed; a daily quota exhausted is unavailable', async () => {
+    const { provider, access } = setup({}, freshCalendar());
+    google.failNext(1, { status: 403, reason: 'insufficientPermissions' });
+    expect((await failure(provider.listEvents(access, window))).kind).toBe('auth_failed');
+    google.failNext(1, { status: 403, reason: 'quotaExceeded' });
+    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+  });
+
   it("a 5xx is not retried by the SDK (ours own the retries): one request, unavailable", async () => {
     const { provider, access } = setup({}, freshCalendar());
     await provider.changeMarker(access);

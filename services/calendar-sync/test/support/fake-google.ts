@@ -101,6 +101,12 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'INTERNAL',
   503: 'UNAVAILABLE',
 };
+const REASON_MESSAGE: Record<string, string> = {
+  rateLimitExceeded: 'Rate Limit Exceeded',
+  userRateLimitExceeded: 'User Rate Limit Exceeded',
+  quotaExceeded: 'Calendar usage limits exceeded.',
+  insufficientPermissions: 'Insufficient Permission: Request had insufficient authentication scopes.',
+};
 const DEFAULT_REASON: Record<number, [string, string]> = {
   400: ['badRequest', 'Bad Request'],
   403: ['forbidden', 'Forbidden'],
@@ -344,8 +350,8 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const headers: Record<string, string> = f!.retryAfter !== undefined ? { 'retry-after': f!.retryAfter } : {};
       if (isToken) return send(res, endpoint, f!.status, { error: f!.reason ?? 'server_error', error_description: 'injected failure' }, headers);
       if (f!.status === 401) return send(res, endpoint, 401, UNAUTHENTICATED, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"', ...headers });
-      const [reason, message] = f!.reason ? [f!.reason, f!.reason === 'userRateLimitExceeded' ? 'User Rate Limit Exceeded' : 'Rate Limit Exceeded'] : (DEFAULT_REASON[f!.status] ?? ['unknown', 'Error']);
-      return send(res, endpoint, f!.status, apiError(f!.status, reason, message, f!.status === 403 ? { domain: 'usageLimits' } : {}), headers);
+      const [reason, message] = f!.reason ? [f!.reason, REASON_MESSAGE[f!.reason] ?? f!.reason] : (DEFAULT_REASON[f!.status] ?? ['unknown', 'Error']);
+      return send(res, endpoint, f!.status, apiError(f!.status, reason, message, /RateLimit|quota|Limit/i.test(reason) ? { domain: 'usageLimits' } : {}), headers);
     }
     if (endpoint === 'token') return token(res, req, raw);
     if (endpoint === 'revoke') return revoke(res, url, raw);
