@@ -56,5 +56,6 @@ export function bookingEvent(booking: Booking, joinUrl: string | null): Outgoing
     sequence: booking.version,
     joinUrl,
     location: joinUrl,
+    video: booking.meeting.type === 'video',
   };
 }

@@ -6,7 +6,7 @@
  * secret such as a refresh token, `calendarUrl` the calendar's URL or id).
  */
 
-export type ProviderName = 'caldav';
+export type ProviderName = 'caldav' | 'google';
 
 /** How to reach one calendar. `calendarUrl` identifies the calendar for the provider. */
 export interface CalendarAccess {
@@ -23,9 +23,12 @@ export interface CalendarAccess {
  * - auth_failed: the server refused the credentials;
  * - calendar_not_found: the calendar (or any calendar, at discovery) does not exist or is not accessible;
  * - not_calendar_server: the URL answers but is not a calendar server;
- * - rejected: the server refused the request itself (a 4xx other than the above).
+ * - rejected: the server refused the request itself (a 4xx other than the above);
+ * - reauthorization_required: an OAuth provider's token endpoint says the refresh token is no longer
+ *   valid (`invalid_grant`: revoked by the user, expired, password changed): only connecting the
+ *   calendar again (a new consent) fixes it.
  */
-export type ProviderErrorKind = 'unavailable' | 'auth_failed' | 'calendar_not_found' | 'not_calendar_server' | 'rejected';
+export type ProviderErrorKind = 'unavailable' | 'auth_failed' | 'calendar_not_found' | 'not_calendar_server' | 'rejected' | 'reauthorization_required';
 
 export class ProviderError extends Error {
   constructor(
@@ -75,11 +78,15 @@ export interface OutgoingEvent {
   sequence: number;
   joinUrl: string | null;
   location: string | null;
+  /** A video meeting: a provider with its own conferencing (Google Meet) may add a link when `joinUrl` is null. */
+  video: boolean;
 }
 
 export interface WrittenEvent {
   objectUrl: string;
   etag: string | null;
+  /** A join link the provider created for the event (Google Meet); absent or null: none. */
+  joinUrl?: string | null;
 }
 
 export interface VerifyInput {

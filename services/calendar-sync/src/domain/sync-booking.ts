@@ -98,7 +98,8 @@ async function applyToCalendar(
     // the new event is written either way.
     await deps.provider.deleteEvent(access, record.objectUrl).catch(() => undefined);
   }
-  return { objectUrl: written.objectUrl, etag: written.etag, joinUrl };
+  // A link the provider made (Google Meet) when the Booking and the template gave none; kept from then on.
+  return { objectUrl: written.objectUrl, etag: written.etag, joinUrl: joinUrl ?? written.joinUrl ?? null };
 }
 
 /**

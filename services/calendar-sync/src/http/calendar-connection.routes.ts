@@ -9,7 +9,8 @@ function connectionOut(c: Connection): CalendarConnection {
   return {
     id: c.id,
     host_id: c.hostId,
-    provider: c.provider,
+    // Only CalDAV connections can be made until the admin schema takes the OAuth providers (issue 19, connect part).
+    provider: c.provider as CalendarConnection['provider'],
     url: c.url,
     username: c.username,
     calendar_url: c.calendarUrl,

@@ -6,7 +6,7 @@ import { ProviderError, type CalendarAccess, type CalendarProvider, type Provide
  * Microsoft 365 = an adapter in providers/<name>/ plus one entry here (and the name in the admin
  * request schema); nothing in domain/ changes.
  */
-export function createProviderRegistry(adapters: Record<ProviderName, CalendarProvider>): CalendarProvider {
+export function createProviderRegistry(adapters: Partial<Record<ProviderName, CalendarProvider>>): CalendarProvider {
   const pick = (name: ProviderName): CalendarProvider => {
     const adapter = adapters[name];
     // Only reachable with a stored connection of a provider this build no longer has.

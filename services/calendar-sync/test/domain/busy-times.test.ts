@@ -108,5 +108,8 @@ describe('Booking events', () => {
     expect(isConnectionBroken('unavailable')).toBe(false);
     expect(isConnectionBroken('rejected')).toBe(false);
     expect(isConnectionBroken('auth_failed')).toBe(true);
+    // A revoked OAuth grant (invalid_grant): decisions.md §6 has no code of its own, the connection breaks.
+    expect(calendarErrorCode('reauthorization_required')).toBe('auth_failed');
+    expect(isConnectionBroken('reauthorization_required')).toBe(true);
   });
 });

@@ -145,6 +145,7 @@ describe('eventsInWindow (iCalendar → occurrences)', () => {
         sequence: 2,
         joinUrl: 'https://meet.example.com/x',
         location: 'https://meet.example.com/x',
+        video: true,
       },
       new Date('2026-11-01T00:00:00Z'),
     );

@@ -1,0 +1,96 @@
+import { ProviderError } from '../../src/domain/calendar-provider';
+import { GoogleOAuth } from '../../src/providers/google/oauth';
+import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
+
+/** GoogleOAuth (google-auth-library's OAuth2Client) against the fake's token and revoke endpoints. */
+
+let google: FakeGoogle;
+let oauth: GoogleOAuth;
+
+beforeAll(async () => {
+  google = await startFakeGoogle();
+  oauth = new GoogleOAuth({ clientId: google.clientId, clientSecret: google.clientSecret, endpoints: google.endpoints, timeoutMs: 1000 });
+});
+afterAll(() => google.close());
+
+async function failure(p: Promise<unknown>): Promise<ProviderError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ProviderError);
+  return err as ProviderError;
+}
+
+describe('GoogleOAuth', () => {
+  it('exchanges a refresh token for an access token the Calendar API accepts, with its expiry', async () => {
+    const refreshToken = google.issueRefreshToken();
+    const before = Date.now();
+    const token = await oauth.refresh(refreshToken);
+    expect(token.accessToken).toMatch(/^ya29\./);
+    expect(token.scope).toBe('https://www.googleapis.com/auth/calendar.events');
+    expect(token.expiresAt!.getTime()).toBeGreaterThanOrEqual(before + 3599_000 - 1000);
+    expect(token.expiresAt!.getTime()).toBeLessThanOrEqual(Date.now() + 3599_000);
+    const res = await fetch(`${google.rootUrl}calendar/v3/calendars/primary/events?maxResults=1`, { headers: { authorization: `Bearer ${token.accessToken}` } });
+    expect(res.status).toBe(200);
+    const sent = google.calls.filter((c) => c.endpoint === 'token').at(-1)!;
+    expect(sent.method).toBe('POST');
+  });
+
+  it('invalid_grant (revoked or expired refresh token): reauthorization_required, no token in the message', async () => {
+    const refreshToken = google.issueRefreshToken();
+    google.revokeRefreshToken(refreshToken);
+    const err = await failure(oauth.refresh(refreshToken));
+    expect(err.kind).toBe('reauthorization_required');
+    expect(err.message).not.toContain(refreshToken);
+    expect((await failure(oauth.refresh('1//never-issued'))).kind).toBe('reauthorization_required');
+  });
+
+  it("this service's client refused (invalid_client): auth_failed, without the secret in the message", async () => {
+    const wrong = new GoogleOAuth({ clientId: google.clientId, clientSecret: 'not-the-secret', endpoints: google.endpoints, timeoutMs: 1000 });
+    const err = await failure(wrong.refresh(google.issueRefreshToken()));
+    expect(err.kind).toBe('auth_failed');
+    expect(err.message).not.toContain('not-the-secret');
+  });
+
+  it("a 5xx or 429 is tried once (the SDK's own token retries are off): unavailable", async () => {
+    const refreshToken = google.issueRefreshToken();
+    for (const status of [503, 429]) {
+      const before = google.count('token');
+      google.failNext(1, { status, where: 'token', retryAfter: '0' });
+      expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+      expect(google.count('token') - before).toBe(1);
+    }
+    await expect(oauth.refresh(refreshToken)).resolves.toMatchObject({ accessToken: expect.any(String) });
+  });
+
+  it('no answer in time, or the endpoint down: unavailable within the bound', async () => {
+    const refreshToken = google.issueRefreshToken();
+    google.stallNext(1);
+    let started = Date.now();
+    expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(1000 + 2000);
+    await google.down();
+    try {
+      started = Date.now();
+      expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+      expect(Date.now() - started).toBeLessThan(1000 + 2000);
+    } finally {
+      await google.up();
+    }
+  });
+
+  it('the caller may abort a refresh (the token store under its own deadline)', async () => {
+    google.stallNext(1);
+    const err = await failure(oauth.refresh(google.issueRefreshToken(), AbortSignal.timeout(100)));
+    expect(err.kind).toBe('unavailable');
+  });
+
+  it('revokes a grant: the refresh token stops working; a token Google no longer knows counts as revoked', async () => {
+    const refreshToken = google.issueRefreshToken();
+    await oauth.revoke(refreshToken);
+    expect(google.isRefreshTokenValid(refreshToken)).toBe(false);
+    expect((await failure(oauth.refresh(refreshToken))).kind).toBe('reauthorization_required');
+    await expect(oauth.revoke(refreshToken)).resolves.toBeUndefined();
+  });
+});
