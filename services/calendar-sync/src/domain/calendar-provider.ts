@@ -6,7 +6,7 @@
  * secret such as a refresh token, `calendarUrl` the calendar's URL or id).
  */
 
-export type ProviderName = 'caldav';
+export type ProviderName = 'caldav' | 'microsoft';
 
 /** How to reach one calendar. `calendarUrl` identifies the calendar for the provider. */
 export interface CalendarAccess {
@@ -23,9 +23,11 @@ export interface CalendarAccess {
  * - auth_failed: the server refused the credentials;
  * - calendar_not_found: the calendar (or any calendar, at discovery) does not exist or is not accessible;
  * - not_calendar_server: the URL answers but is not a calendar server;
- * - rejected: the server refused the request itself (a 4xx other than the above).
+ * - rejected: the server refused the request itself (a 4xx other than the above);
+ * - reauthorization_required: an OAuth provider's token endpoint says the refresh token is revoked or
+ *   expired (`invalid_grant`): no retry helps until the host connects the calendar again.
  */
-export type ProviderErrorKind = 'unavailable' | 'auth_failed' | 'calendar_not_found' | 'not_calendar_server' | 'rejected';
+export type ProviderErrorKind = 'unavailable' | 'auth_failed' | 'calendar_not_found' | 'not_calendar_server' | 'rejected' | 'reauthorization_required';
 
 export class ProviderError extends Error {
   constructor(
@@ -75,11 +77,18 @@ export interface OutgoingEvent {
   sequence: number;
   joinUrl: string | null;
   location: string | null;
+  /**
+   * Ask the provider to attach its own online meeting (Microsoft Teams) and report its join URL in
+   * `WrittenEvent.joinUrl`. Adapters without one (CalDAV) ignore it. Absent: no.
+   */
+  onlineMeeting?: boolean;
 }
 
 export interface WrittenEvent {
   objectUrl: string;
   etag: string | null;
+  /** The join URL of the online meeting the provider made (`OutgoingEvent.onlineMeeting`); absent otherwise. */
+  joinUrl?: string | null;
 }
 
 export interface VerifyInput {

@@ -8,6 +8,8 @@ export function calendarErrorCode(kind: ProviderErrorKind): CalendarErrorCode {
     case 'unavailable':
       return 'provider_unavailable';
     case 'auth_failed':
+    // decisions.md §6 has no code of its own for a revoked OAuth grant: the credentials no longer work.
+    case 'reauthorization_required':
       return 'auth_failed';
     case 'calendar_not_found':
     case 'not_calendar_server':
@@ -23,7 +25,7 @@ export function calendarErrorCode(kind: ProviderErrorKind): CalendarErrorCode {
  * flipping `bookable` off for every short outage would turn 503s into 409s.
  */
 export function isConnectionBroken(kind: ProviderErrorKind): boolean {
-  return kind === 'auth_failed' || kind === 'calendar_not_found' || kind === 'not_calendar_server';
+  return kind === 'auth_failed' || kind === 'reauthorization_required' || kind === 'calendar_not_found' || kind === 'not_calendar_server';
 }
 
 export function connectionUpdatedEvent(
