@@ -9,7 +9,8 @@ function connectionOut(c: Connection): CalendarConnection {
   return {
     id: c.id,
     host_id: c.hostId,
-    provider: c.provider,
+    // The admin schema lists the providers connectable through it (CalDAV so far); OAuth providers join it with their connect flow.
+    provider: c.provider as CalendarConnection['provider'],
     url: c.url,
     username: c.username,
     calendar_url: c.calendarUrl,

@@ -3,6 +3,7 @@ import type { Db, DbTx } from '@sched/db';
 import { enqueueEvent } from '@sched/messaging';
 import type { CalendarErrorCode } from '@sched/contracts';
 import type { Connection, ConnectionStatus, NewConnection, OutboxEvent } from '../domain/ports';
+import type { ProviderName } from '../domain/calendar-provider';
 import { busySnapshots, calendarConnections as c, outbox } from './schema';
 
 type Q = Db | DbTx;
@@ -176,7 +177,7 @@ interface ClaimedRow extends Record<string, unknown> {
   id: string;
   workspace_id: string;
   host_id: string;
-  provider: 'caldav';
+  provider: ProviderName;
   url: string;
   username: string;
   password_sealed: string;

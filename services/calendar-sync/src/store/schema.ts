@@ -2,6 +2,7 @@ import { index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex } from 'd
 import { outboxTable, inboxTable } from '@sched/messaging';
 import type { Booking } from '@sched/contracts';
 import type { BusyItem } from '../domain/busy-times';
+import type { ProviderName } from '../domain/calendar-provider';
 
 /** Everything this service stores lives in its own schema, readable only by its own login role. */
 export const calendarSync = pgSchema('calendar_sync');
@@ -22,7 +23,7 @@ export const calendarConnections = calendarSync.table(
     id: text('id').primaryKey(),
     workspaceId: text('workspace_id').notNull(),
     hostId: text('host_id').notNull(),
-    provider: text('provider').$type<'caldav'>().notNull(),
+    provider: text('provider').$type<ProviderName>().notNull(),
     url: text('url').notNull(),
     username: text('username').notNull(),
     passwordSealed: text('password_sealed').notNull(),
