@@ -20,7 +20,7 @@ const CONNECT_FAILURES: Record<ProviderErrorKind, [field: string, issue: string,
   calendar_not_found: ['calendar_url', 'not_found', 'The calendar was not found on the server.'],
   not_calendar_server: ['url', 'not_caldav', 'The URL does not lead to a CalDAV server.'],
   rejected: ['url', 'rejected', 'The calendar server refused the request.'],
-  reauthorization_required: ['password', 'auth_failed', 'The calendar provider no longer accepts this authorization; connect the calendar again.'],
+  reauthorization_required: ['password', 'reauthorization_required', 'The calendar provider no longer accepts this authorization; connect the calendar again.'],
 };
 
 function connectFailure(err: ProviderError): DomainError {

@@ -6,7 +6,7 @@
  * secret such as a refresh token, `calendarUrl` the calendar's URL or id).
  */
 
-export type ProviderName = 'caldav' | 'google';
+export type ProviderName = 'caldav' | 'google' | 'microsoft';
 
 /** How to reach one calendar. `calendarUrl` identifies the calendar for the provider. */
 export interface CalendarAccess {
@@ -78,14 +78,18 @@ export interface OutgoingEvent {
   sequence: number;
   joinUrl: string | null;
   location: string | null;
-  /** A video meeting: a provider with its own conferencing (Google Meet) may add a link when `joinUrl` is null. */
+  /**
+   * A video meeting. A provider with its own conferencing (Google Meet, Microsoft Teams) adds a meeting
+   * and reports its link in `WrittenEvent.joinUrl` when `joinUrl` is null (no conferencing template);
+   * CalDAV ignores it.
+   */
   video: boolean;
 }
 
 export interface WrittenEvent {
   objectUrl: string;
   etag: string | null;
-  /** A join link the provider created for the event (Google Meet); absent or null: none. */
+  /** A join link the provider created for the event (`OutgoingEvent.video`: Meet, Teams); absent or null: none. */
   joinUrl?: string | null;
 }
 

@@ -9,7 +9,7 @@ import { ProviderError, type CalendarAccess, type CalendarProvider, type Provide
 export function createProviderRegistry(adapters: Partial<Record<ProviderName, CalendarProvider>>): CalendarProvider {
   const pick = (name: ProviderName): CalendarProvider => {
     const adapter = adapters[name];
-    // Only reachable with a stored connection of a provider this build no longer has.
+    // Only reachable with a stored connection of a provider this build has no adapter for (or no longer has).
     if (!adapter) throw new ProviderError('rejected', `no calendar provider adapter named ${String(name)}`);
     return adapter;
   };
