@@ -14,12 +14,14 @@ import { registerCalendarResyncRoutes } from './http/calendar-resync.routes';
 import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
 import { createHostDirectory } from './providers/availability/host-directory.client';
 import { CalDavProvider } from './providers/caldav/caldav-provider';
+import { configuredOAuthProviders } from './providers/oauth/configured-providers';
 import { createProviderRegistry } from './providers/provider-registry';
 import { startCacheInvalidation } from './store/cache-invalidation';
 import { createStore } from './store/create-store';
 import { calendarSyncRetentionRules } from './store/retention';
 import { StoreCache } from './store/store-cache';
 import { inbox, outbox } from './store/schema';
+import { createTokenRows } from './store/token.queries';
 
 /** Seconds a caller is told to wait after a fail-closed 503. */
 const BUSY_RETRY_AFTER_SECONDS = 5;
@@ -45,10 +47,16 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
   const { config, logger, db, pool, broker, http } = ctx;
   const now = opts.now ?? (() => new Date());
   const sealer = secretBoxFromEnv(config);
+  const onWarning = (message: string, meta: Record<string, unknown>) => logger.warn(message, meta);
+  // Google and Microsoft only when their OAuth client is configured; their tokens in connection_tokens.
+  // The token store marks revoked connections broken through a store without the in-process cache.
+  const oauth = configuredOAuthProviders(config, { rows: createTokenRows(db), sealer, store: createStore(db), onWarning });
+  ctx.onStop('oauth transports', () => oauth.close());
   const provider =
     opts.provider ??
     createProviderRegistry({
-      caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, mode: config.CALENDAR_MODE, resolveAll: opts.resolveAll, onWarning: (message, meta) => logger.warn(message, meta), now }),
+      caldav: new CalDavProvider({ timeoutMs: config.PROVIDER_TIMEOUT_MS, mode: config.CALENDAR_MODE, resolveAll: opts.resolveAll, onWarning, now }),
+      ...oauth.adapters,
     });
   const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1, signer: ctx.signer });
   const hosts = createHostDirectory(availability);

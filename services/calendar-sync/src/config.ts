@@ -43,10 +43,46 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
   PROVIDER_TIMEOUT_MS: env.int(4000, 50),
   /** Delays between attempts to write a calendar event while the provider is unavailable; then sync_failed. */
   CALENDAR_WRITE_RETRY_DELAYS_MS: delayList('2000,10000,60000'),
+  /**
+   * OAuth clients of the Google Calendar and Microsoft 365 providers (docs/calendar-sync.md, "OAuth
+   * apps"). A provider is available only when both its client id and secret are set; without them
+   * its connections fail as those of an unknown provider. Secrets: never logged (the logger masks
+   * every *_SECRET field), come from the Kubernetes Secret.
+   */
+  GOOGLE_OAUTH_CLIENT_ID: z.string().optional(),
+  GOOGLE_OAUTH_CLIENT_SECRET: z.string().optional(),
+  /** Base-URL overrides (tests point them at a local fake): the Calendar API root, the token and revoke endpoints. */
+  GOOGLE_API_ROOT_URL: z.url().optional(),
+  GOOGLE_OAUTH_TOKEN_URL: z.url().optional(),
+  GOOGLE_OAUTH_REVOKE_URL: z.url().optional(),
+  MICROSOFT_OAUTH_CLIENT_ID: z.string().optional(),
+  MICROSOFT_OAUTH_CLIENT_SECRET: z.string().optional(),
+  /** Entra ID tenant of the authority: `common` (any account), `organizations`, or one tenant id. */
+  MICROSOFT_OAUTH_TENANT: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'must be a tenant name or id')
+    .default('common'),
+  /** The identity platform's login host (https; tests: a local fake, then trusted without instance discovery). */
+  MICROSOFT_AUTHORITY_URL: z
+    .url()
+    .refine((u) => u.startsWith('https://'), 'must be https')
+    .default('https://login.microsoftonline.com'),
+  /** PEM file of the certificates the Microsoft transport trusts instead of the system's (tests: the fake's CA). */
+  MICROSOFT_CA_FILE: z.string().optional(),
   /** Retention job (docs/operations.md, "Retention"): inbox and published outbox rows. */
   ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
 })
   .superRefine(checkSecretsEnv, { when: () => true })
+  .superRefine((c, ctx) => {
+    // Half a client is a mistake, not "provider off".
+    for (const p of ['GOOGLE', 'MICROSOFT'] as const) {
+      const id = c[`${p}_OAUTH_CLIENT_ID`];
+      const secret = c[`${p}_OAUTH_CLIENT_SECRET`];
+      if ((id === undefined) !== (secret === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [id === undefined ? `${p}_OAUTH_CLIENT_ID` : `${p}_OAUTH_CLIENT_SECRET`], message: `set together with ${id === undefined ? `${p}_OAUTH_CLIENT_SECRET` : `${p}_OAUTH_CLIENT_ID`}` });
+      }
+    }
+  })
   .transform((c) => ({ ...c, CALENDAR_MODE: c.CALENDAR_MODE ?? defaultAddressMode(c.NODE_ENV) }));
 
 export type CalendarSyncConfig = z.infer<typeof schema>;

@@ -15,6 +15,11 @@ export interface CalendarAccess {
   username: string;
   password: string;
   calendarUrl: string;
+  /**
+   * The stored connection these credentials come from (absent while a connection is being verified):
+   * what an OAuth provider's token store keeps the connection's access token under.
+   */
+  connection?: { id: string; workspaceId: string; hostId: string };
 }
 
 /**

@@ -41,6 +41,11 @@ export function passwordAad(workspaceId: string, hostId: string): string {
   return `calendar_sync.connection:${workspaceId}:${hostId}`;
 }
 
+/** Associated data of a connection's sealed OAuth tokens (access token, rotated refresh token): not interchangeable with the password. */
+export function tokenAad(workspaceId: string, hostId: string): string {
+  return `calendar_sync.connection_token:${workspaceId}:${hostId}`;
+}
+
 /** Credentials to call the provider. A password that no configured key opens counts as refused credentials. */
 export function accessFor(conn: Connection, sealer: SecretSealer): CalendarAccess {
   let password: string;
@@ -50,11 +55,18 @@ export function accessFor(conn: Connection, sealer: SecretSealer): CalendarAcces
     // The SecretsError names the key id the value needs (`… uses key id "k1", which is not in SECRETS_KEYS`), never a key.
     throw new ProviderError('auth_failed', `stored calendar credentials cannot be decrypted with the configured keys: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return { provider: conn.provider, url: conn.url, username: conn.username, password, calendarUrl: conn.calendarUrl };
+  return {
+    provider: conn.provider,
+    url: conn.url,
+    username: conn.username,
+    password,
+    calendarUrl: conn.calendarUrl,
+    connection: { id: conn.id, workspaceId: conn.workspaceId, hostId: conn.hostId },
+  };
 }
 
 /** A provider call for this connection failed: mark it broken when the failure is persistent. */
-export async function noteProviderFailure(store: Store, conn: Connection, err: ProviderError): Promise<void> {
+export async function noteProviderFailure(store: Pick<Store, 'setConnectionStatus'>, conn: Connection, err: ProviderError): Promise<void> {
   if (!isConnectionBroken(err.kind)) return;
   const code = calendarErrorCode(err.kind);
   await store.setConnectionStatus(conn, 'error', code, connectionUpdatedEvent(conn, 'error', code));

@@ -87,6 +87,37 @@ export interface Store {
   transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
 }
 
+/** Which connection: what its OAuth tokens are kept under. */
+export interface ConnectionRef {
+  id: string;
+  workspaceId: string;
+  hostId: string;
+}
+
+/** An OAuth connection's stored token state; tokens sealed (`tokenAad`), the password too (`passwordAad`). */
+export interface StoredTokens {
+  /** The connection's password: the refresh token of the grant the connection was made with. */
+  passwordSealed: string;
+  accessTokenSealed: string | null;
+  accessTokenExpiresAt: Date | null;
+  /** The refresh token the token endpoint handed back in place of the password's (rotation); null: none. */
+  refreshTokenSealed: string | null;
+}
+
+export type TokenChange = Pick<StoredTokens, 'accessTokenSealed' | 'accessTokenExpiresAt' | 'refreshTokenSealed'>;
+
+/** Storage of OAuth token state per connection (store/token.queries.ts). */
+export interface TokenRows {
+  /** The connection's token state as committed, without a lock; null when the connection does not exist. */
+  read(conn: ConnectionRef): Promise<StoredTokens | null>;
+  /**
+   * Runs `fn` in one transaction holding the row lock of the connection's token state (one holder at a
+   * time across replicas; waits at most `lockTimeoutMs`, then throws). `fn` sees the state as of the
+   * lock (null: no such connection) and may `save` a change, committed when `fn` returns.
+   */
+  whileLocked<T>(conn: ConnectionRef, lockTimeoutMs: number, fn: (state: StoredTokens | null, save: (change: TokenChange) => Promise<void>) => Promise<T>): Promise<T>;
+}
+
 /** availability's internal host API. null: no such host in the workspace. Throws DomainError upstream_unavailable when unreachable. */
 export interface HostDirectory {
   getHost(workspaceId: string, hostId: string): Promise<InternalHost | null>;

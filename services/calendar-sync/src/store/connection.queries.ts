@@ -4,7 +4,7 @@ import { enqueueEvent } from '@sched/messaging';
 import type { CalendarErrorCode } from '@sched/contracts';
 import type { ProviderName } from '../domain/calendar-provider';
 import type { Connection, ConnectionStatus, NewConnection, OutboxEvent } from '../domain/ports';
-import { busySnapshots, calendarConnections as c, outbox } from './schema';
+import { busySnapshots, calendarConnections as c, connectionTokens, outbox } from './schema';
 
 type Q = Db | DbTx;
 
@@ -66,6 +66,8 @@ export async function saveConnection(db: Q, conn: NewConnection, event: OutboxEv
     const { inserted, ...saved } = row!;
     // Busy times of the previous calendar or credentials must not be served for the new one.
     await tx.delete(busySnapshots).where(and(eq(busySnapshots.connectionId, saved.id), eq(busySnapshots.workspaceId, conn.workspaceId)));
+    // Nor the OAuth tokens of the previous grant (the new password is the new grant's refresh token).
+    await tx.delete(connectionTokens).where(and(eq(connectionTokens.connectionId, saved.id), eq(connectionTokens.workspaceId, conn.workspaceId)));
     await enqueueEvent(tx, outbox, event);
     return { connection: toConnection(saved), created: inserted };
   });

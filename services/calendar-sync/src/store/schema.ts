@@ -45,6 +45,27 @@ export const calendarConnections = calendarSync.table(
 );
 
 /**
+ * The OAuth token state of a Google or Microsoft connection (none for CalDAV): the current access
+ * token and its expiry, and the refresh token the token endpoint handed back in place of the
+ * connection's own (`password_sealed`) when it rotates them (Microsoft). Both sealed like the password
+ * (associated data: workspace and host, `tokenAad`). A table of its own, not columns of the
+ * connection: its row lock (one refresher at a time across replicas) then never waits for, nor blocks,
+ * a transaction that updates the connection row, and a token refresh does not NOTIFY every replica's
+ * cache of connections. Dropped with the connection, and emptied when the connection is replaced.
+ */
+export const connectionTokens = calendarSync.table('connection_tokens', {
+  connectionId: text('connection_id')
+    .primaryKey()
+    .references(() => calendarConnections.id, { onDelete: 'cascade' }),
+  workspaceId: text('workspace_id').notNull(),
+  hostId: text('host_id').notNull(),
+  accessTokenSealed: text('access_token_sealed'),
+  accessTokenExpiresAt: timestamp('access_token_expires_at', { withTimezone: true }),
+  refreshTokenSealed: text('refresh_token_sealed'),
+  refreshedAt: timestamp('refreshed_at', { withTimezone: true }),
+});
+
+/**
  * The busy snapshot of one connection: busy items (no titles or other event details) over a cached
  * range, read as a whole, and when it was last confirmed against the provider.
  */

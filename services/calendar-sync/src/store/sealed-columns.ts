@@ -1,10 +1,11 @@
 import type { SealedColumns } from '@sched/secrets';
-import { passwordAad } from '../domain/connection-status';
+import { passwordAad, tokenAad } from '../domain/connection-status';
 
 /**
  * Every value this service stores sealed (@sched/secrets), with the associated data it was sealed with,
  * for `pnpm admin secrets rotate` (http/secrets.routes.ts). A new sealed column must be added here.
- * The password column holds any provider credential (a CalDAV password, an OAuth refresh token).
+ * The password column holds any provider credential (a CalDAV password, an OAuth refresh token);
+ * connection_tokens holds an OAuth connection's access token and the refresh token that replaced it.
  */
 export const SEALED_COLUMNS: readonly SealedColumns[] = [
   {
@@ -13,5 +14,13 @@ export const SEALED_COLUMNS: readonly SealedColumns[] = [
     columns: ['password_sealed'],
     aadColumns: ['workspace_id', 'host_id'],
     associatedData: (row) => passwordAad(String(row.workspace_id), String(row.host_id)),
+  },
+  {
+    // OAuth connections' access token and rotated refresh token (providers/oauth/token-store.ts).
+    table: 'calendar_sync.connection_tokens',
+    key: 'connection_id',
+    columns: ['access_token_sealed', 'refresh_token_sealed'],
+    aadColumns: ['workspace_id', 'host_id'],
+    associatedData: (row) => tokenAad(String(row.workspace_id), String(row.host_id)),
   },
 ];
