@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { newId, toTimestamp } from '@sched/contracts';
+import { createDb } from '@sched/db';
+import { secretBoxFromEnv } from '@sched/secrets';
+import { createTestDatabase, testAmqp, type TestDatabase } from '@sched/testing';
+import type { ProviderName } from '../src/domain/calendar-provider';
+import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
+import { createStore } from '../src/store/create-store';
+import { startFakeGoogle, type FakeGoogle } from './support/fake-google';
+import { startFakeMicrosoft, type FakeMicrosoft } from './support/fake-microsoft';
+import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
+
+/**
+ * Google and Microsoft connections inside calendar-sync as main.ts wires it (config → adapters in the
+ * registry → the token store on Postgres), busy times read through the real adapters from the fakes.
+ * There is no OAuth connect flow yet: the connection rows are saved through the store, as it will.
+ */
+
+let db: TestDatabase;
+let google: FakeGoogle;
+let microsoft: FakeMicrosoft;
+let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
+let svc: RunningCalendarSync;
+let caDir: string;
+const amqp = testAmqp();
+const ws = newId('wsp');
+const sealer = secretBoxFromEnv({ SECRETS_KEY });
+
+beforeAll(async () => {
+  [db, google, microsoft, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startFakeGoogle(), startFakeMicrosoft(), startAvailabilityStub()]);
+  caDir = mkdtempSync(path.join(os.tmpdir(), 'cal-sync-ca-'));
+  writeFileSync(path.join(caDir, 'ca.pem'), microsoft.ca);
+  svc = await startCalendarSync({
+    db,
+    amqp,
+    availabilityUrl: availability.url,
+    env: {
+      GOOGLE_OAUTH_CLIENT_ID: google.clientId,
+      GOOGLE_OAUTH_CLIENT_SECRET: google.clientSecret,
+      GOOGLE_API_ROOT_URL: google.rootUrl,
+      GOOGLE_OAUTH_TOKEN_URL: google.endpoints.oauth2TokenUrl,
+      GOOGLE_OAUTH_REVOKE_URL: google.endpoints.oauth2RevokeUrl,
+      MICROSOFT_OAUTH_CLIENT_ID: microsoft.clientId,
+      MICROSOFT_OAUTH_CLIENT_SECRET: microsoft.clientSecret,
+      MICROSOFT_AUTHORITY_URL: new URL(microsoft.authority).origin,
+      MICROSOFT_OAUTH_TENANT: new URL(microsoft.authority).pathname.slice(1),
+      MICROSOFT_CA_FILE: path.join(caDir, 'ca.pem'),
+    },
+  });
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  await Promise.all([google?.close(), microsoft?.close(), availability?.close()]);
+  if (caDir) rmSync(caDir, { recursive: true, force: true });
+  await cleanupBroker(amqp, [200, 400]);
+  await db?.drop();
+});
+
+/** A host connected to the provider: the row as the connect flow will save it (refresh token sealed as the password). */
+async function connectedHost(provider: ProviderName, refreshToken: string, calendarUrl: string, url: string): Promise<string> {
+  const host = availability.addHost(ws, { timezone: 'UTC' });
+  await createStore(createDb(db.pool('calendar-sync'))).saveConnection(
+    {
+      id: newId('cal'),
+      workspaceId: ws,
+      hostId: host.id,
+      provider,
+      url,
+      username: 'host@example.com',
+      passwordSealed: sealer.seal(refreshToken, passwordAad(ws, host.id)),
+      calendarUrl,
+      hostTimezone: 'UTC',
+      conferencingUrlTemplate: null,
+    },
+    connectionUpdatedEvent({ workspaceId: ws, hostId: host.id }, 'connected', null),
+  );
+  return host.id;
+}
+
+async function storedAccessToken(hostId: string): Promise<string> {
+  const res = await db.adminPool.query('SELECT access_token_sealed FROM calendar_sync.connection_tokens WHERE host_id = $1', [hostId]);
+  return sealer.open(res.rows[0].access_token_sealed, tokenAad(ws, hostId));
+}
+
+describe('busy times of OAuth connections, through the real adapters and the token store', () => {
+  it('Google: events read from fake-google with a token from its token endpoint, kept for the next reads; no token in the logs', async () => {
+    const refreshToken = google.issueRefreshToken('google-host@example.com');
+    const hostId = await connectedHost('google', refreshToken, 'google-host@example.com', 'https://www.googleapis.com/');
+    google.addEvent('google-host@example.com', { summary: 'dentist', start: { dateTime: at(2, 10).toISOString() }, end: { dateTime: at(2, 11).toISOString() } });
+    google.addEvent('google-host@example.com', { summary: 'off', start: { date: at(4).toISOString().slice(0, 10) }, end: { date: at(5).toISOString().slice(0, 10) } });
+    const tokensBefore = google.count('token');
+
+    const res = await call(svc.url, 'GET', busyPath(ws, hostId, at(1), at(10)));
+    expect(res.status).toBe(200);
+    expect(res.body.data.intervals).toEqual([
+      { start_at: toTimestamp(at(2, 10)), end_at: toTimestamp(at(2, 11)) },
+      { start_at: toTimestamp(at(4)), end_at: toTimestamp(at(5)) },
+    ]);
+    // Stale snapshot → the refresher reads again: the stored token is reused (no second token call).
+    await db.adminPool.query(`UPDATE calendar_sync.busy_snapshots SET fetched_at = now() - interval '1 hour'`);
+    const listsBefore = google.count('events.list');
+    expect(await svc.parts.refresher.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(google.count('events.list')).toBeGreaterThan(listsBefore);
+    expect(google.count('token') - tokensBefore).toBe(1);
+
+    const accessToken = await storedAccessToken(hostId);
+    const logs = svc.logs.join('\n');
+    expect(logs).not.toContain(accessToken);
+    expect(logs).not.toContain(refreshToken);
+    expect(logs).not.toContain(google.clientSecret);
+  });
+
+  it('Google: a revoked grant fails closed (503) and breaks the connection', async () => {
+    const refreshToken = google.issueRefreshToken('revoked-host@example.com');
+    const hostId = await connectedHost('google', refreshToken, 'revoked-host@example.com', 'https://www.googleapis.com/');
+    google.revokeRefreshToken(refreshToken);
+    const res = await call(svc.url, 'GET', busyPath(ws, hostId, at(1), at(10)));
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('calendar_unavailable');
+    const row = await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE host_id = $1', [hostId]);
+    expect(row.rows[0]).toEqual({ status: 'error', error_code: 'auth_failed' });
+  });
+
+  it('Microsoft: events read from fake-microsoft over HTTPS (its CA from MICROSOFT_CA_FILE) with a token from its token endpoint', async () => {
+    const calendarId = microsoft.addCalendar({ name: 'Work' });
+    const refreshToken = microsoft.issueRefreshToken();
+    const hostId = await connectedHost('microsoft', refreshToken, calendarId, microsoft.url);
+    microsoft.addEvent({ calendarId, subject: 'review', start: at(3, 9), end: at(3, 10) });
+    const res = await call(svc.url, 'GET', busyPath(ws, hostId, at(1), at(10)));
+    expect(res.status).toBe(200);
+    expect(res.body.data.intervals).toEqual([{ start_at: toTimestamp(at(3, 9)), end_at: toTimestamp(at(3, 10)) }]);
+    const accessToken = await storedAccessToken(hostId);
+    const logs = svc.logs.join('\n');
+    expect(logs).not.toContain(accessToken);
+    expect(logs).not.toContain(refreshToken);
+    expect(logs).not.toContain(microsoft.clientSecret);
+  });
+});
