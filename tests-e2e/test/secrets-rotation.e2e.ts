@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { secretBoxFromEnv } from '@sched/secrets';
 import { waitFor } from '@sched/testing';
 import { ROOT, startSystem, type System } from '../support/system';
 import { freeStarts, setUpTenant, startReceiver, type Tenant } from '../support/tenant';
@@ -9,7 +10,10 @@ import { freeStarts, setUpTenant, startReceiver, type Tenant } from '../support/
  * Issue 15: secrets key rotation with the whole system running as processes. Values sealed under k1
  * (a calendar password, a webhook signing secret and the one before it, stored invitation answers)
  * are re-sealed under k2 by `pnpm admin secrets rotate` after the services restart with the ring
- * `k2,k1`; everything reads back, and still does once k1 has left the ring.
+ * `k2,k1`; everything reads back, and still does once k1 has left the ring. Issue 19: an OAuth
+ * connection's access token and rotated refresh token (calendar_sync.connection_tokens) are re-sealed
+ * too (stored here for the connected host as calendar-sync's token store seals them; the system runs
+ * no OAuth provider).
  */
 const K1 = randomBytes(32).toString('base64');
 const K2 = randomBytes(32).toString('base64');
@@ -58,10 +62,36 @@ async function storedKeyIds(): Promise<Record<string, string[]>> {
   const q = async (sql: string) => (await sys.db.adminPool.query<{ v: string }>(sql)).rows.map((r) => r.v.split('.')[1]!);
   return {
     'calendar_sync.calendar_connections.password_sealed': await q('SELECT password_sealed AS v FROM calendar_sync.calendar_connections'),
+    'calendar_sync.connection_tokens.access_token_sealed': await q('SELECT access_token_sealed AS v FROM calendar_sync.connection_tokens'),
+    'calendar_sync.connection_tokens.refresh_token_sealed': await q('SELECT refresh_token_sealed AS v FROM calendar_sync.connection_tokens'),
     'webhook_dispatch.endpoints.secret_sealed': await q('SELECT secret_sealed AS v FROM webhook_dispatch.endpoints'),
     'webhook_dispatch.endpoints.previous_secret_sealed': await q('SELECT previous_secret_sealed AS v FROM webhook_dispatch.endpoints WHERE previous_secret_sealed IS NOT NULL'),
     'invitation.idempotency_keys.response_body': await q('SELECT response_body AS v FROM invitation.idempotency_keys WHERE sealed'),
   };
+}
+
+/** The associated data calendar-sync seals a connection's OAuth tokens with (domain/connection-status.ts tokenAad). */
+const tokenAad = (ws: string, host: string) => `calendar_sync.connection_token:${ws}:${host}`;
+const ACCESS_TOKEN = `ya29.${randomBytes(16).toString('hex')}`;
+const REFRESH_TOKEN = `1//${randomBytes(16).toString('hex')}`;
+
+/** Token state for the tenant's connection, sealed under k1 as the token store would. */
+async function storeTokens(): Promise<void> {
+  const box = secretBoxFromEnv({ SECRETS_KEYS: `k1:${K1}` });
+  const aad = tokenAad(t.workspaceId, t.hostId);
+  await sys.db.adminPool.query(
+    `INSERT INTO calendar_sync.connection_tokens (connection_id, workspace_id, host_id, access_token_sealed, access_token_expires_at, refresh_token_sealed)
+     SELECT id, workspace_id, host_id, $3, now() + interval '1 hour', $4 FROM calendar_sync.calendar_connections WHERE workspace_id = $1 AND host_id = $2`,
+    [t.workspaceId, t.hostId, box.seal(ACCESS_TOKEN, aad), box.seal(REFRESH_TOKEN, aad)],
+  );
+}
+
+/** The stored tokens open under `keys` with their associated data. */
+async function tokensOpen(keys: string): Promise<string[]> {
+  const box = secretBoxFromEnv({ SECRETS_KEYS: keys });
+  const { rows } = await sys.db.adminPool.query('SELECT access_token_sealed, refresh_token_sealed FROM calendar_sync.connection_tokens WHERE host_id = $1', [t.hostId]);
+  const aad = tokenAad(t.workspaceId, t.hostId);
+  return [box.open(rows[0].access_token_sealed, aad), box.open(rows[0].refresh_token_sealed, aad)];
 }
 
 async function reconfigure(keys: string): Promise<void> {
@@ -120,8 +150,11 @@ describe('rotating the secrets key with the system running', () => {
       const key = `rotation-${i}-${randomBytes(6).toString('hex')}`;
       invitations.push({ key, url: (await createInvitation(vip.id, key)).url });
     }
+    await storeTokens();
     expect(await storedKeyIds()).toEqual({
       'calendar_sync.calendar_connections.password_sealed': ['k1'],
+      'calendar_sync.connection_tokens.access_token_sealed': ['k1'],
+      'calendar_sync.connection_tokens.refresh_token_sealed': ['k1'],
       'webhook_dispatch.endpoints.secret_sealed': ['k1'],
       'webhook_dispatch.endpoints.previous_secret_sealed': ['k1'],
       'invitation.idempotency_keys.response_body': ['k1', 'k1', 'k1'],
@@ -144,12 +177,16 @@ describe('rotating the secrets key with the system running', () => {
     ]);
     expect(cli.stderr).not.toMatch(/error/);
     expect(cli.code).toBe(0);
-    expect(cli.stderr).toContain('rotating calendar-sync to k2: calendar_sync.calendar_connections.password_sealed 1/1');
+    expect(cli.stderr).toContain(
+      'rotating calendar-sync to k2: calendar_sync.calendar_connections.password_sealed 1/1, calendar_sync.connection_tokens.access_token_sealed 1/1, calendar_sync.connection_tokens.refresh_token_sealed 1/1',
+    );
     expect(cli.stderr).toContain('rotating invitation to k2: invitation.idempotency_keys.response_body 3/3');
     expect(cli.stderr).toContain('rotating webhook-dispatch to k2: webhook_dispatch.endpoints.secret_sealed 1/1, webhook_dispatch.endpoints.previous_secret_sealed 1/1');
     expect(cli.stdout).toMatch(/^invitation\s+invitation\.idempotency_keys\.response_body\s+2\s+3\/3\s+k2=3$/m); // the interrupted run did the third
     expect(await storedKeyIds()).toEqual({
       'calendar_sync.calendar_connections.password_sealed': ['k2'],
+      'calendar_sync.connection_tokens.access_token_sealed': ['k2'],
+      'calendar_sync.connection_tokens.refresh_token_sealed': ['k2'],
       'webhook_dispatch.endpoints.secret_sealed': ['k2'],
       'webhook_dispatch.endpoints.previous_secret_sealed': ['k2'],
       'invitation.idempotency_keys.response_body': ['k2', 'k2', 'k2'],
@@ -160,8 +197,9 @@ describe('rotating the secrets key with the system running', () => {
     // 3. k1 removed from the ring: everything still reads.
     await reconfigure(`k2:${K2}`);
     await everythingReadsBack(starts[4]!, invitations, vip.id);
+    expect(await tokensOpen(`k2:${K2}`)).toEqual([ACCESS_TOKEN, REFRESH_TOKEN]);
     const after = await adminCli('--json', 'secrets', 'status');
-    expect(JSON.parse(after.stdout).flatMap((r: any) => r.columns.map((c: any) => Object.keys(c.by_key_id)))).toEqual([['k2'], ['k2'], ['k2'], ['k2']]);
+    expect(JSON.parse(after.stdout).flatMap((r: any) => r.columns.map((c: any) => Object.keys(c.by_key_id)))).toEqual([['k2'], ['k2'], ['k2'], ['k2'], ['k2'], ['k2']]);
 
     // A value still under the removed key (e.g. restored from an old backup) is named, with its key id.
     const row = (await sys.db.adminPool.query<{ id: string; response_body: string }>('SELECT id, response_body FROM invitation.idempotency_keys WHERE sealed LIMIT 1')).rows[0]!;
@@ -169,6 +207,6 @@ describe('rotating the secrets key with the system running', () => {
     const stale = await adminCli('secrets', 'rotate', '--service', 'invitation');
     expect(stale.code).toBe(1);
     expect(stale.stderr).toContain(`invitation.idempotency_keys.response_body row ${row.id}: sealed value uses key id "k1", which is not in SECRETS_KEYS (the ring has "k2")`);
-    for (const secret of [K1, K2, receiver.secret.value, ...invitations.map((i) => i.url)]) expect(`${stale.stdout}${stale.stderr}${cli.stdout}${cli.stderr}`).not.toContain(secret);
+    for (const secret of [K1, K2, receiver.secret.value, ACCESS_TOKEN, REFRESH_TOKEN, ...invitations.map((i) => i.url)]) expect(`${stale.stdout}${stale.stderr}${cli.stdout}${cli.stderr}`).not.toContain(secret);
   });
 });
