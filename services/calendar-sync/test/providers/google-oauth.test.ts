@@ -1,6 +1,6 @@
-import { ProviderError } from '../../src/domain/calendar-provider';
 import { GoogleOAuth } from '../../src/providers/google/oauth';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
+import { providerFailure } from '../support/provider-failure';
 
 /** GoogleOAuth (google-auth-library's OAuth2Client) against the fake's token and revoke endpoints. */
 
@@ -13,14 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => google.close());
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 describe('GoogleOAuth', () => {
   it('exchanges a refresh token for an access token the Calendar API accepts, with its expiry', async () => {
@@ -40,15 +32,15 @@ describe('GoogleOAuth', () => {
   it('invalid_grant (revoked or expired refresh token): reauthorization_required, no token in the message', async () => {
     const refreshToken = google.issueRefreshToken();
     google.revokeRefreshToken(refreshToken);
-    const err = await failure(oauth.refresh(refreshToken));
+    const err = await providerFailure(oauth.refresh(refreshToken));
     expect(err.kind).toBe('reauthorization_required');
     expect(err.message).not.toContain(refreshToken);
-    expect((await failure(oauth.refresh('1//never-issued'))).kind).toBe('reauthorization_required');
+    expect((await providerFailure(oauth.refresh('1//never-issued'))).kind).toBe('reauthorization_required');
   });
 
   it("this service's client refused (invalid_client): auth_failed, without the secret in the message", async () => {
     const wrong = new GoogleOAuth({ clientId: google.clientId, clientSecret: 'not-the-secret', endpoints: google.endpoints, timeoutMs: 1000 });
-    const err = await failure(wrong.refresh(google.issueRefreshToken()));
+    const err = await providerFailure(wrong.refresh(google.issueRefreshToken()));
     expect(err.kind).toBe('auth_failed');
     expect(err.message).not.toContain('not-the-secret');
   });
@@ -58,7 +50,7 @@ describe('GoogleOAuth', () => {
     for (const status of [503, 429]) {
       const before = google.count('token');
       google.failNext(1, { status, where: 'token', retryAfter: '0' });
-      expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+      expect((await providerFailure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
       expect(google.count('token') - before).toBe(1);
     }
     await expect(oauth.refresh(refreshToken)).resolves.toMatchObject({ accessToken: expect.any(String) });
@@ -68,12 +60,12 @@ describe('GoogleOAuth', () => {
     const refreshToken = google.issueRefreshToken();
     google.stallNext(1);
     let started = Date.now();
-    expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+    expect((await providerFailure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
     expect(Date.now() - started).toBeLessThan(1000 + 2000);
     await google.down();
     try {
       started = Date.now();
-      expect((await failure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
+      expect((await providerFailure(oauth.refresh(refreshToken))).kind).toBe('unavailable');
       expect(Date.now() - started).toBeLessThan(1000 + 2000);
     } finally {
       await google.up();
@@ -82,7 +74,7 @@ describe('GoogleOAuth', () => {
 
   it('the caller may abort a refresh (the token store under its own deadline)', async () => {
     google.stallNext(1);
-    const err = await failure(oauth.refresh(google.issueRefreshToken(), AbortSignal.timeout(100)));
+    const err = await providerFailure(oauth.refresh(google.issueRefreshToken(), AbortSignal.timeout(100)));
     expect(err.kind).toBe('unavailable');
   });
 
@@ -90,7 +82,7 @@ describe('GoogleOAuth', () => {
     const refreshToken = google.issueRefreshToken();
     await oauth.revoke(refreshToken);
     expect(google.isRefreshTokenValid(refreshToken)).toBe(false);
-    expect((await failure(oauth.refresh(refreshToken))).kind).toBe('reauthorization_required');
+    expect((await providerFailure(oauth.refresh(refreshToken))).kind).toBe('reauthorization_required');
     await expect(oauth.revoke(refreshToken)).resolves.toBeUndefined();
   });
 });

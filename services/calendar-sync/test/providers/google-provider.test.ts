@@ -1,12 +1,13 @@
 import { makeBooking } from '@sched/testing';
 import { bookingEvent } from '../../src/domain/booking-event';
 import { busyItemsFrom } from '../../src/domain/busy-times';
-import { ProviderError, type CalendarAccess, type CalendarEvent } from '../../src/domain/calendar-provider';
+import { type CalendarAccess, type CalendarEvent } from '../../src/domain/calendar-provider';
 import { googleEventId, uidFromGoogleEventId } from '../../src/providers/google/event-id';
 import { GoogleCalendarProvider, type GoogleCalendarProviderOptions } from '../../src/providers/google/google-provider';
 import { GoogleOAuth } from '../../src/providers/google/oauth';
 import type { AccessTokenSource } from '../../src/providers/oauth/access-tokens';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
+import { providerFailure } from '../support/provider-failure';
 
 /**
  * The Google adapter with the real @googleapis/calendar and google-auth-library, against the local
@@ -55,14 +56,6 @@ function setup(opts: Partial<GoogleCalendarProviderOptions> = {}, calendarUrl = 
   return { provider, access, tokens };
 }
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 const span = (e: CalendarEvent) =>
   e.timing.kind === 'instant' ? `${e.timing.start.toISOString()}/${e.timing.end.toISOString()}` : `${e.timing.kind}:${e.timing.start}/${e.timing.end}`;
@@ -93,8 +86,8 @@ describe('verify', () => {
     await expect(provider.verify(input)).resolves.toEqual({ calendarUrl: 'primary' });
     const writable = freshCalendar({ accessRole: 'writer' });
     await expect(provider.verify({ ...input, calendarUrl: writable })).resolves.toEqual({ calendarUrl: writable });
-    expect((await failure(provider.verify({ ...input, calendarUrl: 'nope@group.calendar.google.com' }))).kind).toBe('calendar_not_found');
-    expect((await failure(provider.verify({ ...input, calendarUrl: freshCalendar({ accessRole: 'reader' }) }))).kind).toBe('calendar_not_found');
+    expect((await providerFailure(provider.verify({ ...input, calendarUrl: 'nope@group.calendar.google.com' }))).kind).toBe('calendar_not_found');
+    expect((await providerFailure(provider.verify({ ...input, calendarUrl: freshCalendar({ accessRole: 'reader' }) }))).kind).toBe('calendar_not_found');
   });
 });
 
@@ -261,11 +254,11 @@ describe('event writes', () => {
   it('a calendar that is gone or read-only fails calendar_not_found; a bad event is rejected', async () => {
     const { provider, access } = setup({}, 'gone@group.calendar.google.com');
     const event = bookingEvent(makeBooking(), null);
-    expect((await failure(provider.putEvent(access, event))).kind).toBe('calendar_not_found');
+    expect((await providerFailure(provider.putEvent(access, event))).kind).toBe('calendar_not_found');
     const readOnly = freshCalendar({ accessRole: 'reader' });
-    expect((await failure(provider.putEvent({ ...access, calendarUrl: readOnly }, event))).kind).toBe('calendar_not_found');
+    expect((await providerFailure(provider.putEvent({ ...access, calendarUrl: readOnly }, event))).kind).toBe('calendar_not_found');
     const backwards = { ...event, end: new Date(event.start.getTime() - 60_000) };
-    expect((await failure(provider.putEvent({ ...access, calendarUrl: freshCalendar() }, backwards))).kind).toBe('rejected');
+    expect((await providerFailure(provider.putEvent({ ...access, calendarUrl: freshCalendar() }, backwards))).kind).toBe('rejected');
   });
 });
 
@@ -297,22 +290,22 @@ describe('throttling and outages', () => {
     let before = google.count('events.list');
     // Exactly as many throttled answers as one request plus its two retries consume.
     google.failNext(3, { status: 429, retryAfter: '0' });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('unavailable');
     expect(google.count('events.list') - before).toBe(3);
     await expect(provider.listEvents(access, window)).resolves.toEqual([]);
 
     before = google.count('events.list');
     google.failNext(1, { status: 429, retryAfter: '30' });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('unavailable');
     expect(google.count('events.list') - before).toBe(1);
   });
 
   it('403 insufficientPermissions (the grant lacks the calendar scope) is auth_failed; a daily quota exhausted is unavailable', async () => {
     const { provider, access } = setup({}, freshCalendar());
     google.failNext(1, { status: 403, reason: 'insufficientPermissions' });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('auth_failed');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('auth_failed');
     google.failNext(1, { status: 403, reason: 'quotaExceeded' });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('unavailable');
   });
 
   it("a 5xx is not retried by the SDK (ours own the retries): one request, unavailable", async () => {
@@ -320,7 +313,7 @@ describe('throttling and outages', () => {
     await provider.changeMarker(access);
     const before = google.count('events.list');
     google.failNext(1, { status: 503 });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('unavailable');
     expect(google.count('events.list') - before).toBe(1);
   });
 
@@ -329,13 +322,13 @@ describe('throttling and outages', () => {
     await provider.changeMarker(access);
     google.stallNext(1);
     let started = Date.now();
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('unavailable');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('unavailable');
     expect(Date.now() - started).toBeLessThan(800 + 2000);
 
     await google.down();
     try {
       started = Date.now();
-      const err = await failure(provider.listEvents(access, window));
+      const err = await providerFailure(provider.listEvents(access, window));
       expect(err.kind).toBe('unavailable');
       expect(Date.now() - started).toBeLessThan(800 + 2000);
     } finally {
@@ -360,19 +353,19 @@ describe('tokens', () => {
     const { provider, access, tokens } = setup({}, freshCalendar());
     await provider.changeMarker(access);
     google.failNext(2, { status: 401 });
-    expect((await failure(provider.listEvents(access, window))).kind).toBe('auth_failed');
+    expect((await providerFailure(provider.listEvents(access, window))).kind).toBe('auth_failed');
     expect(tokens.refreshes).toBe(1);
   });
 
   it('a revoked refresh token (invalid_grant): reauthorization_required, at the first token or at the refresh after a 401', async () => {
     const first = setup({}, freshCalendar());
     google.revokeRefreshToken(first.access.password);
-    expect((await failure(first.provider.listEvents(first.access, window))).kind).toBe('reauthorization_required');
+    expect((await providerFailure(first.provider.listEvents(first.access, window))).kind).toBe('reauthorization_required');
 
     const later = setup({}, freshCalendar());
     await later.provider.changeMarker(later.access);
     google.revokeRefreshToken(later.access.password); // its access tokens go with it: 401
-    const err = await failure(later.provider.putEvent(later.access, bookingEvent(makeBooking(), null)));
+    const err = await providerFailure(later.provider.putEvent(later.access, bookingEvent(makeBooking(), null)));
     expect(err.kind).toBe('reauthorization_required');
     expect(err.message).not.toContain(later.access.password);
   });

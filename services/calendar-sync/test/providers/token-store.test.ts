@@ -3,7 +3,7 @@ import { newId } from '@sched/contracts';
 import { createDb, type Db } from '@sched/db';
 import { rotateSealedValues, sealedKeyId, secretBoxFromEnv, type SecretBox } from '@sched/secrets';
 import { createTestDatabase, type TestDatabase } from '@sched/testing';
-import { ProviderError, type CalendarAccess, type ProviderName } from '../../src/domain/calendar-provider';
+import { type CalendarAccess, type ProviderName } from '../../src/domain/calendar-provider';
 import { accessFor, connectionUpdatedEvent, passwordAad, tokenAad } from '../../src/domain/connection-status';
 import type { Connection, TokenRows } from '../../src/domain/ports';
 import { GoogleOAuth } from '../../src/providers/google/oauth';
@@ -15,6 +15,7 @@ import { SEALED_COLUMNS } from '../../src/store/sealed-columns';
 import { createTokenRows } from '../../src/store/token.queries';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
 import { startFakeMicrosoft, type FakeMicrosoft } from '../support/fake-microsoft';
+import { providerFailure } from '../support/provider-failure';
 
 /**
  * The token store (AccessTokenSource of the Google and Microsoft adapters) on the real Postgres, against
@@ -87,14 +88,6 @@ function replica(opts: { db?: Db; box?: SecretBox; now?: () => number; endpoints
   });
 }
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 async function tokenRow(connectionId: string): Promise<Record<string, any>> {
   const res = await db.adminPool.query('SELECT * FROM calendar_sync.connection_tokens WHERE connection_id = $1', [connectionId]);
@@ -191,7 +184,7 @@ describe('ConnectionTokenStore (Google)', () => {
     const refreshToken = google.issueRefreshToken();
     const conn = await connection('google', refreshToken);
     google.revokeRefreshToken(refreshToken);
-    const err = await failure(replica().accessToken(accessFor(conn, sealer)));
+    const err = await providerFailure(replica().accessToken(accessFor(conn, sealer)));
     expect(err.kind).toBe('reauthorization_required');
     expect(err.message).not.toContain(refreshToken);
     const row = await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE id = $1', [conn.id]);
@@ -232,7 +225,7 @@ describe('ConnectionTokenStore (Google)', () => {
     await createStore(dbA).saveConnection({ ...conn, passwordSealed: sealer.seal(newRefresh, passwordAad(ws, conn.hostId)) }, connectionUpdatedEvent(conn, 'connected', null));
     expect(await tokenRow(conn.id)).toBeUndefined();
     // A caller still holding the old grant (an operation that started before the replace) gets no token.
-    const err = await failure(replica().accessToken(oldAccess));
+    const err = await providerFailure(replica().accessToken(oldAccess));
     expect(err.kind).toBe('unavailable');
     const fresh = await replica().accessToken({ ...oldAccess, password: newRefresh });
     expect(await works(fresh)).toBe(true);
