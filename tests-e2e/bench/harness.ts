@@ -71,6 +71,66 @@ export interface CpuSnapshot {
   groups: Map<string, number>;
 }
 
+/** The group of a process: see machineCpu. */
+function groupOf(pid: number, cmd: string, ours: Map<number, string>, radicaleDir: string, extra: Record<number, string>): string {
+  if (pid === process.pid) return LOAD_GENERATOR;
+  const known = ours.get(pid) ?? extra[pid];
+  if (known) return known;
+  if (cmd === '') return 'kernel threads';
+  if (/pgbench/.test(cmd)) return 'pgbench';
+  if (/postgres/.test(cmd)) return 'postgres';
+  if (/beam|rabbitmq|epmd|erl_child_setup|inet_gethost/.test(cmd)) return 'rabbitmq';
+  if (/radicale/.test(cmd) && cmd.includes(radicaleDir)) return 'radicale';
+  return 'other';
+}
+
+function readCmdline(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time per process group over an interval, sampled every `everyMs`: a process that ends inside the
+ * interval still counts up to its last sample (a single before/after reading loses all of it, e.g. the
+ * short-lived processes of other users of the machine). stop() returns the interval as two snapshots
+ * for cpuPerUnit.
+ */
+export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra: Record<number, string> = {}, everyMs = 1000) {
+  const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.service]));
+  /** pid → its group, CPU when first seen (0 for a process born inside the interval) and when last seen. */
+  const procs = new Map<number, { group: string; first: number; last: number }>();
+  const sample = (initial: boolean) => {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      const known = procs.get(pid);
+      const ms = cpuMs(pid);
+      if (known) {
+        known.last = Math.max(known.last, ms);
+        continue;
+      }
+      const cmd = readCmdline(pid);
+      if (cmd === undefined) continue;
+      procs.set(pid, { group: groupOf(pid, cmd, ours, sys.radicale.dataDir, extra), first: initial ? ms : 0, last: ms });
+    }
+  };
+  const start: CpuSnapshot = { atMs: Date.now(), machineMs: machineBusyMs(), groups: new Map() };
+  sample(true);
+  const timer = setInterval(() => sample(false), everyMs);
+  return {
+    stop(): { before: CpuSnapshot; after: CpuSnapshot } {
+      clearInterval(timer);
+      sample(false);
+      const groups = new Map<string, number>();
+      for (const p of procs.values()) groups.set(p.group, (groups.get(p.group) ?? 0) + Math.max(0, p.last - p.first));
+      return { before: start, after: { atMs: Date.now(), machineMs: machineBusyMs(), groups } };
+    },
+  };
+}
+
 /**
  * CPU time so far of every process on the machine, by group: each of our services (by pid, so another
  * system on the machine is not counted as ours), Postgres backends, RabbitMQ (beam and its helpers), our
@@ -83,28 +143,9 @@ export function machineCpu(sys: Pick<System, 'processes' | 'radicale'>, extra: R
   const machineMs = machineBusyMs();
   for (const entry of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     const pid = Number(entry);
-    let cmd: string;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue;
-    }
-    const key =
-      pid === process.pid
-        ? LOAD_GENERATOR
-        : (ours.get(pid) ??
-          extra[pid] ??
-          (cmd === ''
-            ? 'kernel threads'
-            : /pgbench/.test(cmd)
-              ? 'pgbench'
-              : /postgres/.test(cmd)
-                ? 'postgres'
-                : /beam|rabbitmq|epmd|erl_child_setup|inet_gethost/.test(cmd)
-                  ? 'rabbitmq'
-                  : /radicale/.test(cmd) && cmd.includes(sys.radicale.dataDir)
-                    ? 'radicale'
-                    : 'other'));
+    const cmd = readCmdline(pid);
+    if (cmd === undefined) continue;
+    const key = groupOf(pid, cmd, ours, sys.radicale.dataDir, extra);
     groups.set(key, (groups.get(key) ?? 0) + cpuMs(pid));
   }
   return { atMs: Date.now(), machineMs, groups };
@@ -119,7 +160,7 @@ export interface CpuPerUnit {
   services_postgres_rabbitmq: number;
   /** Every CPU of the machine (/proc/stat), whatever ran. */
   machine_total: number;
-  /** machine_total minus the groups: processes that ended meanwhile, interrupts. */
+  /** machine_total minus the groups: what no sampled process accounts for (processes gone between samples, interrupts). */
   unattributed: number;
   /** How busy the machine's CPUs were over the interval, in % of all of them. */
   machine_busy_pct: number;
