@@ -1,71 +1,19 @@
 // Time from the 201 of a create to the booking.created webhook arriving at a local receiver, with the
 // whole system as separate processes (issue 7's figure), at a steady 50 creates/s.
 // Run: node --import tsx tests-e2e/bench/create-to-webhook.bench.ts  → .data/bench/create-to-webhook.json
-import http from 'node:http';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import path from 'node:path';
 import { waitFor } from '@sched/testing';
-import { ROOT, startSystem } from '../support/system';
+import { startSystem } from '../support/system';
 import { setUpTenant, startReceiver } from '../support/tenant';
+import { cpuMs, machineCpu, pct, post, progress, runBench, writeFigures } from './harness';
 
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const log = progress('create-to-webhook');
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc. */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU time per process group on the whole machine (Node services, Postgres backends, RabbitMQ, Radicale, …), in ms. */
-function machineCpuMs(): Map<string, number> {
-  const groups = new Map<string, number>();
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd: string;
-    let ms: number;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      ms = cpuMs(Number(pid));
-    } catch {
-      continue;
-    }
-    const svc = /services\/([a-z-]+)\/dist/.exec(cmd)?.[1];
-    const key = svc ?? (/postgres/.test(cmd) ? 'postgres' : /beam|rabbitmq/.test(cmd) ? 'rabbitmq' : /radicale/.test(cmd) ? 'radicale' : pid === String(process.pid) ? 'bench client + receiver' : 'other');
-    groups.set(key, (groups.get(key) ?? 0) + ms);
-  }
-  return groups;
-}
-
-// The load generator is not part of the system under test: node:http on keep-alive sockets costs the shared
-// two cores far less per request than fetch does.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-function post(url: string, apiKey: string, payload: unknown): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify(payload);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
-
-async function main(): Promise<void> {
+async function main(failed: string[]): Promise<void> {
   const loadBefore = loadavg();
+  log('starting the system');
   const sys = await startSystem({ env: { LOG_LEVEL: 'warn', ...(process.env.BENCH_SYSTEM_ENV ? JSON.parse(process.env.BENCH_SYSTEM_ENV) : {}) } });
   const receiver = await startReceiver();
   try {
@@ -83,7 +31,8 @@ async function main(): Promise<void> {
     const total = RATE_PER_S * DURATION_S;
     if (starts.length < total) throw new Error(`only ${starts.length} free starts for ${total} creates`);
 
-    const machineBefore = machineCpuMs();
+    log(`${total} creates at ${RATE_PER_S}/s`);
+    const machineBefore = machineCpu(sys).groups;
     const cpuBefore = new Map(sys.processes.map((p) => [p.service, cpuMs(p.child.pid)]));
     const created = new Map<string, number>();
     const failures: number[] = [];
@@ -96,7 +45,7 @@ async function main(): Promise<void> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const sentAt = Date.now();
       inflight.push(
-        post(`${sys.gatewayUrl}/v1/bookings`, t.apiKey, { event_type_id: evt, start_at: starts[i], guest: { name: `G${i}`, email: `g${i}@example.com`, timezone: 'UTC' } }).then(
+        post(`${sys.gatewayUrl}/v1/bookings`, { authorization: `Bearer ${t.apiKey}` }, { event_type_id: evt, start_at: starts[i], guest: { name: `G${i}`, email: `g${i}@example.com`, timezone: 'UTC' } }).then(
           ({ status, body }) => {
             const at = Date.now();
             createMs.push(at - sentAt);
@@ -108,6 +57,7 @@ async function main(): Promise<void> {
       );
     }
     await Promise.all(inflight);
+    log(`${created.size} created; waiting for every booking.created webhook`);
     await waitFor(() => [...created.keys()].every((id) => receiver.received.some((w) => w.bookingId === id && w.type === 'booking.created')), {
       timeoutMs: 60000,
       intervalMs: 100,
@@ -115,7 +65,7 @@ async function main(): Promise<void> {
     const cpuPerBooking = Object.fromEntries(
       sys.processes.map((p) => [p.service, +((cpuMs(p.child.pid) - (cpuBefore.get(p.service) ?? 0)) / Math.max(created.size, 1)).toFixed(2)]),
     );
-    const machineAfter = machineCpuMs();
+    const machineAfter = machineCpu(sys).groups;
     const machineCpuPerBooking = Object.fromEntries(
       [...machineAfter.entries()]
         .map(([k, v]) => [k, +((v - (machineBefore.get(k) ?? 0)) / Math.max(created.size, 1)).toFixed(2)] as const)
@@ -162,20 +112,12 @@ async function main(): Promise<void> {
       duplicates_at_receiver: receiver.received.length - new Set(receiver.received.map((w) => w.id)).size,
       targets: { p50_ms: 100, p99_ms: 500 },
     };
-    const out = path.join(ROOT, '.data', 'bench');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(path.join(out, 'create-to-webhook.json'), `${JSON.stringify(figures, null, 2)}\n`);
-    process.stdout.write(`${JSON.stringify(figures)}\n`);
+    writeFigures('create-to-webhook.json', figures);
+    if (failures.length > 0) failed.push(`${failures.length} creates not answered 201: ${[...new Set(failures)].join(', ')}`);
   } finally {
     await receiver.close();
     await sys.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(log, main);

@@ -38,7 +38,8 @@ export async function startReceiver(): Promise<{ url: string; received: Received
   return { url: `http://127.0.0.1:${port}/hooks`, received, secret, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-async function admin(sys: System, method: string, path: string, body?: unknown): Promise<any> {
+/** An admin API call through the gateway; throws with the answer on anything but 2xx. Resolves with `data`. */
+export async function admin(sys: System, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${sys.gatewayUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${sys.adminToken}`, 'content-type': 'application/json' },
@@ -60,15 +61,15 @@ export interface Tenant {
 }
 
 /**
- * A workspace set up as an operator would through the admin API: key, host (UTC, available all day,
- * every day, so tests never run out of slots), a Radicale calendar, a video Event Type and a webhook
- * endpoint pointing at `receiverUrl`. Waits until the Event Type is bookable.
+ * A workspace set up as an operator would through the admin API: key, host (UTC unless `hostTimezone`,
+ * available all day, every day, so tests never run out of slots), a Radicale calendar, a video Event
+ * Type and a webhook endpoint pointing at `receiverUrl`. Waits until the Event Type is bookable.
  */
-export async function setUpTenant(sys: System, receiver: { url: string; secret: { value: string } }): Promise<Tenant> {
+export async function setUpTenant(sys: System, receiver: { url: string; secret: { value: string } }, opts: { hostTimezone?: string } = {}): Promise<Tenant> {
   const ws = await admin(sys, 'POST', '/admin/v1/workspaces', { name: 'E2E Co' });
   const base = `/admin/v1/workspaces/${ws.id}`;
   const key = await admin(sys, 'POST', `${base}/api-keys`, { name: 'e2e', scopes: ALL_SCOPES, rate_limit: { limit: 100000, window_seconds: 10 } });
-  const host = await admin(sys, 'POST', `${base}/hosts`, { name: 'Hana Host', email: 'hana@example.com', timezone: 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
+  const host = await admin(sys, 'POST', `${base}/hosts`, { name: 'Hana Host', email: 'hana@example.com', timezone: opts.hostTimezone ?? 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
   const day = [{ start: '00:00', end: '24:00' }];
   await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
   const calendarName = `cal-${ws.id.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;

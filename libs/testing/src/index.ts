@@ -9,3 +9,4 @@ export { TEST_INTERNAL_AUTH_KEYS, internalAuthorization, credentialFor, claimsOf
 export { settle } from './settle';
 export { logEntries, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
 export { makeBooking } from './booking-fixture';
+export { icalTime, icalDate, vcalendar, vevent } from './ical';

@@ -27,17 +27,8 @@ export function at(days: number, hours = 0, minutes = 0): Date {
   return new Date(today + days * MS_PER_DAY + hours * 3_600_000 + minutes * 60_000);
 }
 
-/** iCalendar UTC form: 20261122T093000Z. */
-export const icalTime = (d: Date) => `${d.toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`;
-export const icalDate = (d: Date) => d.toISOString().slice(0, 10).replace(/-/g, '');
-
-export function vcalendar(...vevents: string[]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...vevents, 'END:VCALENDAR', ''].join('\r\n');
-}
-
-export function vevent(fields: Record<string, string>): string {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...Object.entries(fields).map(([k, v]) => `${k}:${v}`), 'END:VEVENT'].join('\r\n');
-}
+// Calendar objects for Radicale: shared with the whole-system benchmarks (tests-e2e/bench), so they live in @sched/testing.
+export { icalTime, icalDate, vcalendar, vevent } from '@sched/testing';
 
 /** availability's internal host API, as a real HTTP server: hosts are added per test. */
 export async function startAvailabilityStub(): Promise<{

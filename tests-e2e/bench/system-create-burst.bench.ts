@@ -1,0 +1,139 @@
+/**
+ * Issue 18, whole system: a burst of creates through the gateway, next to pgbench of the create
+ * transaction run right after it on the same machine.
+ * Run: node --import tsx tests-e2e/bench/system-create-burst.bench.ts → .data/bench/system-create-burst.json
+ *
+ * The system runs as `npm start` runs it (tests-e2e/support/system.ts: the six esbuild bundles, each its own
+ * node process; harness.ts systemEnv): the real slot check (availability asking calendar-sync for the
+ * host's busy times in Radicale), calendar writes to Radicale, booking.created webhooks to a local
+ * receiver. 32 closed-loop connections for BENCH_DURATION_S (default 10), each request a distinct free
+ * start of a 5-minute Event Type (every start within calendar-sync's 90-day cached busy range) with its
+ * own Idempotency-Key. A short warm-up first, whose background work is let finish before the burst.
+ *
+ * Figures: creates/s, p50/p99 of the 201s, answers other than 201, CPU per create during the burst for
+ * every process group on the machine (/proc), the background work still pending when the burst ended,
+ * and pgbench (services/booking/bench/pgbench-booking.ts: the create's statements, one Booking per
+ * transaction, 32 clients, same duration) with the same payloads, after the system is stopped.
+ * Fails (exit 1) on any answer but 201, a Booking count that differs from the 201s, or a failed pgbench.
+ */
+import { loadavg } from 'node:os';
+import { createTestDatabase } from '@sched/testing';
+import { percentile, runClosedLoop } from '../../services/booking/bench/http-load';
+import { runPgbench } from '../../services/booking/bench/pgbench-booking';
+import { startSystem } from '../support/system';
+import { setUpTenant, startReceiver } from '../support/tenant';
+import {
+  calendarStates,
+  createAll,
+  createBody,
+  createEventType,
+  createHeaders,
+  cpuPerUnit,
+  deliveredCreates,
+  freeStarts,
+  machineFacts,
+  progress,
+  round,
+  runBench,
+  startCpuMeter,
+  systemEnv,
+  untilAllSyncedAndDelivered,
+  writeFigures,
+} from './harness';
+
+const CONNECTIONS = 32;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP_CREATES = 64;
+/** 5-minute starts from tomorrow to day 88: all inside calendar-sync's cached busy range (90 days), ~25,000 of them. */
+const LAST_DAY = 88;
+const TARGET = { ratioOfPgbench: 0.4, p99Ms: 100 };
+const log = progress('system-create-burst');
+
+async function main(failed: string[]): Promise<void> {
+  const loadBefore = loadavg();
+  log('starting the system (build, six services, Radicale)');
+  const env = systemEnv();
+  const sys = await startSystem({ env });
+  const receiver = await startReceiver();
+  let burst: Awaited<ReturnType<typeof runClosedLoop>>;
+  let cpu: ReturnType<typeof cpuPerUnit>;
+  let counted: { bookings: number };
+  let backlog: { calendar_pending: number; webhooks_pending: number };
+  let samples: { outboxPayload: string; storedResponse: string; metadata: string };
+  let poolSize: number;
+  try {
+    log('setting up the tenant and a 5-minute Event Type');
+    const t = await setUpTenant(sys, receiver);
+    const evt = await createEventType(sys, t, { slug: 'burst', minutes: 5, advanceDays: LAST_DAY + 2 });
+    const pool = await freeStarts(t, evt, LAST_DAY);
+    poolSize = pool.length;
+    log(`${pool.length} free starts; warm-up: ${WARMUP_CREATES} creates, then their calendar writes and webhooks`);
+    await createAll(sys, t, evt, pool.slice(0, WARMUP_CREATES), 4, 'warmup');
+    await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: 120_000 });
+
+    log(`burst: ${CONNECTIONS} connections for ${DURATION_S} s`);
+    let used = WARMUP_CREATES;
+    const meter = startCpuMeter(sys);
+    burst = await runClosedLoop({
+      url: sys.gatewayUrl,
+      clients: CONNECTIONS,
+      durationS: DURATION_S,
+      expectStatus: 201,
+      next: () => {
+        const i = used++;
+        if (i >= pool.length) throw new Error(`the ${pool.length} free starts ran out after ${i - WARMUP_CREATES} creates: raise LAST_DAY or shorten the Event Type`);
+        return { path: '/v1/bookings', body: JSON.stringify(createBody(evt, pool[i]!, i)), headers: createHeaders(t, `burst-${i}`) };
+      },
+    });
+    const { before, after } = meter.stop();
+    cpu = cpuPerUnit(before, after, burst.ok);
+    const states = await calendarStates(sys, t.workspaceId);
+    backlog = { calendar_pending: states.all - states.synced, webhooks_pending: states.all - deliveredCreates(receiver.received)().size };
+    counted = { bookings: states.all - WARMUP_CREATES };
+    log(`${burst.ok} created (${round(burst.ok / DURATION_S, 1)}/s); at the end ${backlog.calendar_pending} calendar writes and ${backlog.webhooks_pending} webhooks pending`);
+
+    const one = async (sql: string) => Object.values((await sys.db.adminPool.query(sql)).rows[0] as Record<string, unknown>)[0];
+    samples = {
+      outboxPayload: JSON.stringify(await one(`SELECT payload FROM booking.outbox WHERE type = 'booking.created' LIMIT 1`)),
+      storedResponse: (await one('SELECT response_body FROM booking.idempotency_keys WHERE response_status = 201 LIMIT 1')) as string,
+      metadata: JSON.stringify(createBody(evt, pool[0]!, 0).metadata),
+    };
+  } finally {
+    log('stopping the system');
+    await receiver.close();
+    await sys.stop();
+  }
+
+  log(`pgbench of the create transaction: ${CONNECTIONS} clients for ${DURATION_S} s`);
+  const db = await createTestDatabase({ services: ['booking'] });
+  const pg = await runPgbench({ adminUrl: db.adminUrl, clients: CONNECTIONS, durationS: DURATION_S, samples, script: { kind: 'statements' } }).finally(() => db.drop());
+
+  const createsPerS = burst.ok / burst.durationS;
+  const p99 = percentile(burst.latenciesMs, 99);
+  const figures = {
+    benchmark: 'system-create-burst',
+    machine: machineFacts(loadBefore),
+    scenario: { connections: CONNECTIONS, duration_s: DURATION_S, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', free_starts: poolSize, system_env: env },
+    creates_per_s: round(createsPerS, 1),
+    p50_ms: round(percentile(burst.latenciesMs, 50)),
+    p99_ms: round(p99),
+    created: burst.ok,
+    non_201: burst.otherStatuses,
+    transport_errors: burst.errors,
+    bookings_stored: counted.bookings,
+    backlog_at_end: backlog,
+    cpu_ms_per_create: cpu,
+    pgbench: { tps: round(pg.tps, 1), p50_ms: round(pg.p50Ms), p99_ms: round(pg.p99Ms), transactions: pg.transactions, failed: pg.failed },
+    ratio_of_pgbench: round(createsPerS / pg.tps, 3),
+    targets: { ratio_of_pgbench_min: TARGET.ratioOfPgbench, p99_ms_max: TARGET.p99Ms },
+    met: { ratio: createsPerS / pg.tps >= TARGET.ratioOfPgbench, p99: p99 <= TARGET.p99Ms },
+  };
+  const nonCreated = Object.entries(burst.otherStatuses);
+  if (nonCreated.length > 0) failed.push(`answers other than 201: ${nonCreated.map(([s, n]) => `${n}× ${s}`).join(', ')}`);
+  if (burst.errors > 0) failed.push(`${burst.errors} requests had no answer (transport errors)`);
+  if (counted.bookings !== burst.ok) failed.push(`${burst.ok} creates answered 201 but ${counted.bookings} Bookings are stored`);
+  if (!(pg.tps > 0) || pg.failed > 0) failed.push(`pgbench: ${pg.tps} tps, ${pg.failed} failed transactions`);
+  writeFigures('system-create-burst.json', { ...figures, failed_checks: failed });
+}
+
+runBench(log, main);
