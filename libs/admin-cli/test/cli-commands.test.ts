@@ -107,6 +107,19 @@ describe('host, schedule, calendar and event type commands', () => {
     expect(r.stdout + r.stderr).not.toContain('pw-secret');
   });
 
+  it('calendar connect-oauth POSTs the provider (and calendar id) and prints the authorization URL alone on stdout; a bad provider is a usage error', async () => {
+    const url = 'https://accounts.google.com/o/oauth2/v2/auth?client_id=c&state=s';
+    stub.enqueue(ok({ provider: 'google', authorization_url: url, expires_at: T }, 201));
+    const r = await runAgainst(stub, ['calendar', 'connect-oauth', '-w', WS, '--host', HOST, '--provider', 'google', '--calendar-id', 'team@example.com']);
+    expect(r.code).toBe(0);
+    expect(last()).toMatchObject({ method: 'POST', path: `/admin/v1/workspaces/${WS}/hosts/${HOST}/calendar/oauth`, json: { provider: 'google', calendar_id: 'team@example.com' } });
+    expect(r.stdout).toBe(`${url}\n`);
+    expect(r.stderr).toContain(T);
+    const bad = await runAgainst(stub, ['calendar', 'connect-oauth', '-w', WS, '--host', HOST, '--provider', 'caldav']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--provider must be google or microsoft');
+  });
+
   it('event-type create maps flags to fields (integers as numbers); update PATCHes only the flags given', async () => {
     stub.enqueue(ok({ id: EVT, name: 'Intro call', access: 'public' }, 201));
     const r = await run('event-type', 'create', '-w', WS, '--host', HOST, '--name', 'Intro call', '--slug', 'intro', '--duration', '30', '--meeting-type', 'video', '--buffer-after', '10', '--access', 'invitation_only');

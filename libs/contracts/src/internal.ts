@@ -92,3 +92,28 @@ export const internalCreateBookingSchema = createBookingBodySchema
   .meta({ id: 'InternalCreateBookingRequest', description: 'Internal: a booking made through the hosted booking page.' });
 
 export type InternalCreateBooking = z.infer<typeof internalCreateBookingSchema>;
+
+/**
+ * calendar-sync: POST /internal/v1/oauth/callback (called by the gateway's public GET /oauth/callback
+ * with what the provider's redirect carried). The state is consumed once; `error` is the provider's
+ * refusal (access_denied); else `code` is exchanged and the connection saved. 200 with the result;
+ * 422 invalid_reference with one detail saying why not (docs/calendar-sync.md, "Connecting Google /
+ * Microsoft"); 404 when the host no longer exists.
+ */
+export const oauthCallbackBodySchema = z.strictObject({
+  state: z.string().min(1).max(512),
+  code: z.string().min(1).max(4096).optional(),
+  error: z.string().min(1).max(256).optional(),
+});
+
+export const oauthCallbackResultSchema = z
+  .strictObject({
+    provider: z.enum(['google', 'microsoft']),
+    host_id: idSchema('hst'),
+    host_name: z.string(),
+    connection_id: idSchema('cal'),
+  })
+  .meta({ id: 'InternalOAuthCallbackResult', description: 'Internal: a calendar connected through the OAuth flow.' });
+
+export type OAuthCallbackBody = z.infer<typeof oauthCallbackBodySchema>;
+export type OAuthCallbackResult = z.infer<typeof oauthCallbackResultSchema>;

@@ -31,6 +31,7 @@ const INTERNAL_CALLERS: ReadonlyArray<[RegExp, string, OnBehalfOf['principal']]>
   [/^\/internal\/v1\/workspaces\/[^/]+\/event-types\/[^/]+$/, 'invitation', 'api_key'],
   [/^\/internal\/v1\/workspaces\/[^/]+\/bookings$/, 'invitation', 'booking_page'],
   [/^\/internal\/v1\/(workspaces\/[^/]+\/)?page\//, 'gateway', 'booking_page'],
+  [/^\/internal\/v1\/oauth\/callback$/, 'gateway', 'service'],
 ];
 
 /**

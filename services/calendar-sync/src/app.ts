@@ -10,6 +10,7 @@ import type { CalendarProvider } from './domain/calendar-provider';
 import { BOOKING_EVENT_KINDS, bookingChangedHandler } from './events/booking-changed.handler';
 import { registerBusyRoutes } from './http/busy.routes';
 import { registerCalendarConnectionRoutes } from './http/calendar-connection.routes';
+import { registerCalendarOAuthRoutes } from './http/calendar-oauth.routes';
 import { registerCalendarResyncRoutes } from './http/calendar-resync.routes';
 import { startBusyRefresher, type BusyRefresher } from './jobs/busy-refresher';
 import { createHostDirectory } from './providers/availability/host-directory.client';
@@ -18,10 +19,14 @@ import { configuredOAuthProviders } from './providers/oauth/configured-providers
 import { createProviderRegistry } from './providers/provider-registry';
 import { startCacheInvalidation } from './store/cache-invalidation';
 import { createStore } from './store/create-store';
+import { createOAuthStates } from './store/oauth-state.queries';
 import { calendarSyncRetentionRules } from './store/retention';
 import { StoreCache } from './store/store-cache';
 import { inbox, outbox } from './store/schema';
 import { createTokenRows } from './store/token.queries';
+
+/** Google's API root, the `url` of Google connections when GOOGLE_API_ROOT_URL is unset. */
+const GOOGLE_API_ROOT = 'https://www.googleapis.com/';
 
 /** Seconds a caller is told to wait after a fail-closed 503. */
 const BUSY_RETRY_AFTER_SECONDS = 5;
@@ -70,7 +75,21 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     { store, provider, sealer, hosts },
     { freshnessMs: config.BUSY_FRESHNESS_MS, snapshotDays: config.BUSY_SNAPSHOT_DAYS, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
   );
-  registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer });
+  registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer, revokers: oauth.revokers, onWarning });
+  registerCalendarOAuthRoutes(http, {
+    hosts,
+    store,
+    provider,
+    sealer,
+    states: createOAuthStates(db),
+    tokens: createTokenRows(db),
+    authorizers: oauth.authorizers,
+    redirectUri: config.OAUTH_REDIRECT_URL,
+    // A connection's url is the provider's API base from config, never from the request.
+    apiUrls: { google: config.GOOGLE_API_ROOT_URL ?? GOOGLE_API_ROOT, microsoft: config.MICROSOFT_GRAPH_URL },
+    lockTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+    now,
+  });
   registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
   registerBusyRoutes(http, reader, now);
   registerSecretsRoutes(http, 'calendar-sync', { pool, box: sealer, columns: SEALED_COLUMNS });

@@ -51,8 +51,9 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
    */
   GOOGLE_OAUTH_CLIENT_ID: z.string().optional(),
   GOOGLE_OAUTH_CLIENT_SECRET: z.string().optional(),
-  /** Base-URL overrides (tests point them at a local fake): the Calendar API root, the token and revoke endpoints. */
+  /** Base-URL overrides (tests point them at a local fake): the Calendar API root, the authorization, token and revoke endpoints. */
   GOOGLE_API_ROOT_URL: z.url().optional(),
+  GOOGLE_OAUTH_AUTH_URL: z.url().optional(),
   GOOGLE_OAUTH_TOKEN_URL: z.url().optional(),
   GOOGLE_OAUTH_REVOKE_URL: z.url().optional(),
   MICROSOFT_OAUTH_CLIENT_ID: z.string().optional(),
@@ -67,8 +68,18 @@ const schema = serviceEnv('calendar-sync', 8084).extend({
     .url()
     .refine((u) => u.startsWith('https://'), 'must be https')
     .default('https://login.microsoftonline.com'),
+  /** Microsoft Graph's root, stored as the `url` of Microsoft connections the OAuth flow makes (tests: the fake). */
+  MICROSOFT_GRAPH_URL: z
+    .url()
+    .refine((u) => u.startsWith('https://'), 'must be https')
+    .default('https://graph.microsoft.com'),
   /** PEM file of the certificates the Microsoft transport trusts instead of the system's (tests: the fake's CA). */
   MICROSOFT_CA_FILE: z.string().optional(),
+  /**
+   * The gateway's public OAuth callback (`GET /oauth/callback`), sent as redirect_uri and registered
+   * with both providers' OAuth apps (docs/calendar-sync.md, "Connecting Google / Microsoft").
+   */
+  OAUTH_REDIRECT_URL: env.url('http://127.0.0.1:8080/oauth/callback'),
   /** Retention job (docs/operations.md, "Retention"): inbox and published outbox rows. */
   ...retentionEnv('RETENTION_INBOX_DAYS', 'RETENTION_OUTBOX_DAYS'),
 })

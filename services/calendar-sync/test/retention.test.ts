@@ -25,10 +25,11 @@ describe('calendar-sync retention', () => {
     const plans = await Promise.all(rules.map((r) => explainRetentionRule(pool, r)));
     expect(plans[0]).toContain('inbox_received_idx');
     expect(plans[1]).toContain('outbox_published_idx');
+    expect(plans[2]).toContain('oauth_states_expires_idx');
     for (const plan of plans) expect(plan).not.toContain('Seq Scan');
   });
 
-  it('prunes inbox rows after 14 days and published outbox rows after 7; keeps younger and unpublished rows', async () => {
+  it('prunes inbox rows after 14 days, published outbox rows after 7 and expired OAuth states; keeps younger, unpublished and live rows', async () => {
     await pool.query(`
       INSERT INTO calendar_sync.inbox (event_id, type, received_at) VALUES
         ('wev_in_15d', 'booking.created', now() - interval '15 days'),
@@ -36,14 +37,18 @@ describe('calendar-sync retention', () => {
       INSERT INTO calendar_sync.outbox (id, type, workspace_id, payload, created_at, published_at) VALUES
         ('wev_out_published_8d', 'calendar.synced', 'wsp_1', '{}', now() - interval '8 days', now() - interval '8 days'),
         ('wev_out_published_6d', 'calendar.synced', 'wsp_1', '{}', now() - interval '6 days', now() - interval '6 days'),
-        ('wev_out_unpublished_9d', 'calendar.synced', 'wsp_1', '{}', now() - interval '9 days', NULL);`);
+        ('wev_out_unpublished_9d', 'calendar.synced', 'wsp_1', '{}', now() - interval '9 days', NULL);
+      INSERT INTO calendar_sync.oauth_states (state_hash, workspace_id, host_id, provider, verifier_sealed, expires_at) VALUES
+        ('expired', 'wsp_1', 'hst_1', 'google', 'sealed', now() - interval '1 second'),
+        ('live', 'wsp_1', 'hst_1', 'google', 'sealed', now() + interval '10 minutes');`);
     const job = startRetentionJob({ db: createDb(pool), rules, intervalMs: 3_600_000, logger: { info: () => undefined, warn: () => undefined } });
     try {
-      expect(await job.runOnce()).toEqual({ inbox: 1, outbox: 1 });
+      expect(await job.runOnce()).toEqual({ inbox: 1, outbox: 1, oauth_states: 1 });
     } finally {
       await job.stop();
     }
     expect(await ids('SELECT event_id AS id FROM calendar_sync.inbox')).toEqual(['wev_in_13d']);
     expect(await ids('SELECT id FROM calendar_sync.outbox ORDER BY id')).toEqual(['wev_out_published_6d', 'wev_out_unpublished_9d']);
+    expect(await ids('SELECT state_hash AS id FROM calendar_sync.oauth_states')).toEqual(['live']);
   });
 });

@@ -9,12 +9,13 @@ import type { Upstream } from './domain/route-table';
 import { adminAuth } from './http/admin-auth.middleware';
 import { registerAdminRoutes } from './http/admin.routes';
 import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
+import { registerOAuthCallbackRoute } from './http/oauth-callback.routes';
 import { apiKeyAuth } from './http/api-key-auth.middleware';
 import { registerV1Routes, v1FastRoutes, v1Routes } from './http/v1.routes';
 import { registerV1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
-import { addRequests } from './store/rate-limit.queries';
+import { addRequests, countRequest } from './store/rate-limit.queries';
 import { gatewayRetentionRules } from './store/retention';
 
 /**
@@ -44,9 +45,12 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
   };
   // The booking page's backend calls use the internal client (JSON in, parsed JSON out).
   const invitation = createInternalClient({ baseUrl: config.INVITATION_URL, service: 'invitation', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 1, retryTimeouts: false, signer });
+  // The OAuth callback page's backend (a POST: never retried).
+  const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: 0, retryTimeouts: false, signer });
   ctx.onStop('upstream clients', () => {
     Object.values(upstreams).forEach((c) => c.close());
     invitation.close();
+    calendarSync.close();
   });
 
   if (config.TRUST_PROXY > 0) http.app.set('trust proxy', config.TRUST_PROXY);
@@ -77,6 +81,12 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
   registerV1Routes(http, v1);
   registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterPool, invitation, logger }));
+  registerOAuthCallbackRoute(http, {
+    calendarSync,
+    countRequest: (key, start) => countRequest(counterPool, key, start),
+    policy: { limit: config.BOOKING_PAGE_RATE_LIMIT, windowSeconds: config.BOOKING_PAGE_RATE_WINDOW_SECONDS },
+    logger,
+  });
 
   // Old rate-limit windows go in bounded batches; safe with every replica running it (libs/db retention).
   startRetention(ctx, gatewayRetentionRules(config));

@@ -88,4 +88,27 @@ export const hostCommands: CommandSpec[] = [
       out.resource(res.data);
     },
   },
+  {
+    name: 'calendar connect-oauth',
+    summary: "Start connecting a host's Google or Microsoft 365 calendar: prints the authorization URL the host opens to consent.",
+    description:
+      'The URL is good for one consent within 10 minutes (until expires_at). After consent the provider sends the host to the gateway\'s /oauth/callback, which stores the connection and shows whether it worked.',
+    workspaceScoped: true,
+    options: [
+      { name: 'host', type: 'string', value: '<hst_…>', description: 'host id', required: true },
+      { name: 'provider', type: 'string', value: '<google|microsoft>', description: 'calendar provider', required: true },
+      { name: 'calendar-id', type: 'string', value: '<id>', description: "provider calendar id (default: the account's primary calendar)" },
+    ],
+    async run({ api, opts, out, workspace }) {
+      const provider = String(opts.provider);
+      if (provider !== 'google' && provider !== 'microsoft') throw new UsageError('--provider must be google or microsoft', 'calendar connect-oauth');
+      const calendarId = stringOption(opts, 'calendar-id');
+      const body = { provider, ...(calendarId !== undefined ? { calendar_id: calendarId } : {}) };
+      const res = await api().request('POST', `/admin/v1/workspaces/${pathId(workspace())}/hosts/${pathId(String(opts.host))}/calendar/oauth`, { body });
+      const data = res.data as { authorization_url?: unknown; expires_at?: unknown };
+      if (out.json) return out.data(res.data);
+      out.line(String(data.authorization_url));
+      out.note(`Open this URL as the host to connect the calendar; it expires at ${String(data.expires_at)} and works once.`);
+    },
+  },
 ];

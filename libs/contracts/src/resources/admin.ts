@@ -60,14 +60,23 @@ export const calendarConnectionSchema = z
   .strictObject({
     id: idSchema('cal'),
     host_id: idSchema('hst'),
-    provider: z.literal('caldav'),
+    provider: z.enum(['caldav', 'google', 'microsoft']),
     url: z.string(),
     username: z.string(),
     calendar_url: z.string().nullable(),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
-  .meta({ id: 'AdminCalendarConnection', description: 'A CalDAV connection, never with its password.' });
+  .meta({ id: 'AdminCalendarConnection', description: 'A calendar connection (CalDAV, or Google / Microsoft made through the OAuth flow), never with its password or tokens.' });
+
+/** Answer of POST …/hosts/{host}/calendar/oauth: where to send the host to consent (single use, until expires_at). */
+export const calendarOAuthStartSchema = z
+  .strictObject({
+    provider: z.enum(['google', 'microsoft']),
+    authorization_url: z.string(),
+    expires_at: timestampSchema,
+  })
+  .meta({ id: 'AdminCalendarOAuthStart', description: "The provider's authorization URL for the host to open; it carries a single-use state that expires at expires_at." });
 
 export const adminEventTypeSchema = eventTypeSchema
   .extend({ access: eventTypeAccessSchema })
@@ -101,6 +110,7 @@ export type ApiKeyCreated = z.infer<typeof apiKeyCreatedSchema>;
 export type Host = z.infer<typeof hostSchema>;
 export type Schedule = z.infer<typeof scheduleSchema>;
 export type CalendarConnection = z.infer<typeof calendarConnectionSchema>;
+export type CalendarOAuthStart = z.infer<typeof calendarOAuthStartSchema>;
 export type AdminEventType = z.infer<typeof adminEventTypeSchema>;
 export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
 export type WebhookEndpointCreated = z.infer<typeof webhookEndpointCreatedSchema>;

@@ -1,13 +1,17 @@
 import { DomainError, newId, type InternalHost, type PutCalendarConnectionBody } from '@sched/contracts';
-import { isProviderError, type CalendarProvider, type ProviderError, type ProviderErrorKind } from './calendar-provider';
+import { isProviderError, type CalendarProvider, type ProviderError, type ProviderErrorKind, type ProviderName } from './calendar-provider';
 import { connectionUpdatedEvent, passwordAad } from './connection-status';
-import type { Connection, HostDirectory, SecretSealer, Store } from './ports';
+import type { Connection, GrantRevoker, HostDirectory, SecretSealer, Store } from './ports';
 
 export interface ConnectionDeps {
   store: Store;
   hosts: HostDirectory;
   provider: CalendarProvider;
   sealer: SecretSealer;
+  /** Where a disconnected OAuth grant is revoked (Google); a provider without one just forgets it. */
+  revokers?: Partial<Record<ProviderName, GrantRevoker>>;
+  /** Told when a revocation failed (never given the token). */
+  onWarning?: (message: string, meta: Record<string, unknown>) => void;
 }
 
 /**
@@ -59,17 +63,31 @@ export async function connectCalendar(
     throw err;
   }
 
+  return saveVerifiedConnection(deps, host, { workspaceId, hostId, provider: body.provider, url: body.url, username: body.username, password: body.password, calendarUrl });
+}
+
+/**
+ * Stores a connection whose credentials and calendar were just verified (PUT, and the OAuth callback):
+ * inserted, or replacing the host's connection under the same id; the password (an OAuth refresh
+ * token) sealed; `calendar.connection_updated` connected.
+ */
+export async function saveVerifiedConnection(
+  deps: Pick<ConnectionDeps, 'store' | 'sealer'>,
+  host: InternalHost,
+  input: { workspaceId: string; hostId: string; provider: ProviderName; url: string; username: string; password: string; calendarUrl: string },
+): Promise<{ connection: Connection; created: boolean }> {
+  const { workspaceId, hostId } = input;
   const existing = await deps.store.findConnection(workspaceId, hostId);
   return deps.store.saveConnection(
     {
       id: existing?.id ?? newId('cal'),
       workspaceId,
       hostId,
-      provider: body.provider,
-      url: body.url,
-      username: body.username,
-      passwordSealed: deps.sealer.seal(body.password, passwordAad(workspaceId, hostId)),
-      calendarUrl,
+      provider: input.provider,
+      url: input.url,
+      username: input.username,
+      passwordSealed: deps.sealer.seal(input.password, passwordAad(workspaceId, hostId)),
+      calendarUrl: input.calendarUrl,
       hostTimezone: host.timezone,
       conferencingUrlTemplate: host.conferencing_url_template,
     },
@@ -83,10 +101,26 @@ export async function getConnection(store: Store, workspaceId: string, hostId: s
   return conn;
 }
 
-/** DELETE: the host becomes not bookable (calendar_not_connected). Events already written stay in the calendar. */
-export async function disconnectCalendar(store: Store, workspaceId: string, hostId: string): Promise<void> {
-  const removed = await store.deleteConnection(workspaceId, hostId, connectionUpdatedEvent({ workspaceId, hostId }, 'disconnected', null));
+/**
+ * DELETE: the host becomes not bookable (calendar_not_connected). Events already written stay in the
+ * calendar. An OAuth grant is then revoked at a provider that allows it (Google); a failed revocation
+ * is reported as a warning and does not undo or fail the delete. Microsoft has no revocation of one
+ * grant (the tokens are forgotten; the user or tenant admin removes the app's consent in their account).
+ */
+export async function disconnectCalendar(deps: Pick<ConnectionDeps, 'store' | 'sealer' | 'revokers' | 'onWarning'>, workspaceId: string, hostId: string): Promise<void> {
+  const conn = await deps.store.findConnection(workspaceId, hostId);
+  const removed = await deps.store.deleteConnection(workspaceId, hostId, connectionUpdatedEvent({ workspaceId, hostId }, 'disconnected', null));
   if (!removed) throw new DomainError('not_found');
+  const revoker = conn ? deps.revokers?.[conn.provider] : undefined;
+  if (conn && revoker) await revokeGrant(deps, conn, revoker);
+}
+
+async function revokeGrant(deps: Pick<ConnectionDeps, 'sealer' | 'onWarning'>, conn: Connection, revoker: GrantRevoker): Promise<void> {
+  try {
+    await revoker.revoke(deps.sealer.open(conn.passwordSealed, passwordAad(conn.workspaceId, conn.hostId)));
+  } catch (err) {
+    deps.onWarning?.('could not revoke the OAuth grant of a disconnected calendar', { connection: conn.id, provider: conn.provider, error: isProviderError(err) ? err.kind : 'unreadable' });
+  }
 }
 
 /**

@@ -20,6 +20,8 @@ export interface CalendarAccess {
    * what an OAuth provider's token store keeps the connection's access token under.
    */
   connection?: { id: string; workspaceId: string; hostId: string };
+  /** OAuth, while verifying at connect: the access token the code exchange gave (VerifyInput.accessToken). */
+  accessToken?: string;
 }
 
 /**
@@ -105,6 +107,8 @@ export interface VerifyInput {
   password: string;
   /** The calendar to use; null: the first calendar found. */
   calendarUrl: string | null;
+  /** OAuth: an access token just obtained with `password` (the connect flow), used instead of asking the token source. */
+  accessToken?: string;
 }
 
 export interface CalendarProvider {

@@ -41,6 +41,11 @@ export function passwordAad(workspaceId: string, hostId: string): string {
   return `calendar_sync.connection:${workspaceId}:${hostId}`;
 }
 
+/** Associated data of a started OAuth flow's PKCE verifier (store: oauth_states). */
+export function oauthStateAad(workspaceId: string, hostId: string): string {
+  return `calendar_sync.oauth_state:${workspaceId}:${hostId}`;
+}
+
 /** Associated data of a connection's sealed OAuth tokens (access token, rotated refresh token): not interchangeable with the password. */
 export function tokenAad(workspaceId: string, hostId: string): string {
   return `calendar_sync.connection_token:${workspaceId}:${hostId}`;

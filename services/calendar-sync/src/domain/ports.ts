@@ -128,3 +128,52 @@ export interface SecretSealer {
   seal(plaintext: string, associatedData?: string): string;
   open(sealed: string, associatedData?: string): string;
 }
+
+/** The providers a host connects through the OAuth authorization code flow. */
+export type OAuthProviderName = 'google' | 'microsoft';
+
+/** A started OAuth connect flow as stored (store/oauth-state.queries.ts): the state only as its hash. */
+export interface OAuthState {
+  /** SHA-256 of the `state` sent to the provider, hex. */
+  stateHash: string;
+  workspaceId: string;
+  hostId: string;
+  provider: OAuthProviderName;
+  /** The calendar asked for; null: the account's primary calendar. */
+  calendarId: string | null;
+  /** The PKCE code verifier, sealed (`oauthStateAad`). */
+  verifierSealed: string;
+  expiresAt: Date;
+}
+
+export interface OAuthStates {
+  save(state: OAuthState): Promise<void>;
+  /**
+   * Marks the state used, atomically, if it exists, is unused and has not expired; returns it then,
+   * else null (unknown, used or expired: the same refusal).
+   */
+  consume(stateHash: string): Promise<OAuthState | null>;
+}
+
+/** What an authorization code is exchanged for. */
+export interface OAuthGrant {
+  accessToken: string;
+  refreshToken: string;
+  /** null: the answer had no lifetime. */
+  expiresAt: Date | null;
+  /** The account's name when the provider says it (Microsoft's id token); null otherwise. */
+  account: string | null;
+}
+
+/** A provider's authorization and token endpoints (GoogleOAuth, MicrosoftOAuth) for the connect flow. */
+export interface OAuthAuthorizer {
+  /** The authorization URL (code flow, PKCE S256, offline access) for this state and challenge. Throws ProviderError. */
+  authorizationUrl(input: { state: string; codeChallenge: string; redirectUri: string }): Promise<string>;
+  /** authorization_code grant with the PKCE verifier. Throws ProviderError (a refused code: reauthorization_required). */
+  exchangeCode(input: { code: string; codeVerifier: string; redirectUri: string }): Promise<OAuthGrant>;
+}
+
+/** A provider's token revocation (GoogleOAuth.revoke); Microsoft has none for one grant. Throws ProviderError. */
+export interface GrantRevoker {
+  revoke(token: string): Promise<void>;
+}

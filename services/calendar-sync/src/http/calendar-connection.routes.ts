@@ -9,8 +9,7 @@ function connectionOut(c: Connection): CalendarConnection {
   return {
     id: c.id,
     host_id: c.hostId,
-    // Only CalDAV connections can be made until the admin schema takes the OAuth providers (issue 19, connect part).
-    provider: c.provider as CalendarConnection['provider'],
+    provider: c.provider,
     url: c.url,
     username: c.username,
     calendar_url: c.calendarUrl,
@@ -40,7 +39,7 @@ export function registerCalendarConnectionRoutes(http: HttpApp, deps: Connection
   http.route('DELETE', PATH, async (req, res) => {
     const ws = pathWorkspace(req);
     const host = pathId(req, 'host', 'hst');
-    await disconnectCalendar(deps.store, ws, host);
+    await disconnectCalendar(deps, ws, host);
     res.status(204).end();
   });
 }

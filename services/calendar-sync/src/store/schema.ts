@@ -66,6 +66,29 @@ export const connectionTokens = calendarSync.table('connection_tokens', {
 });
 
 /**
+ * A started OAuth connect flow (POST …/calendar/oauth) waiting for its callback: the `state` sent to
+ * the provider is kept only as its SHA-256 (a leaked row cannot finish a flow), bound to workspace,
+ * host and provider; the PKCE verifier sealed like the passwords (associated data: the state hash).
+ * Single use (`used_at`, set atomically by the callback) and valid until `expires_at` (10 minutes).
+ */
+export const oauthStates = calendarSync.table(
+  'oauth_states',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    hostId: text('host_id').notNull(),
+    provider: text('provider').$type<'google' | 'microsoft'>().notNull(),
+    /** The calendar asked for; null: the account's primary calendar. */
+    calendarId: text('calendar_id'),
+    verifierSealed: text('verifier_sealed').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('oauth_states_expires_idx').on(t.expiresAt)],
+);
+
+/**
  * The busy snapshot of one connection: busy items (no titles or other event details) over a cached
  * range, read as a whole, and when it was last confirmed against the provider.
  */

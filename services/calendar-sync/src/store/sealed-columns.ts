@@ -1,5 +1,5 @@
 import type { SealedColumns } from '@sched/secrets';
-import { passwordAad, tokenAad } from '../domain/connection-status';
+import { oauthStateAad, passwordAad, tokenAad } from '../domain/connection-status';
 
 /**
  * Every value this service stores sealed (@sched/secrets), with the associated data it was sealed with,
@@ -22,5 +22,13 @@ export const SEALED_COLUMNS: readonly SealedColumns[] = [
     columns: ['access_token_sealed', 'refresh_token_sealed'],
     aadColumns: ['workspace_id', 'host_id'],
     associatedData: (row) => tokenAad(String(row.workspace_id), String(row.host_id)),
+  },
+  {
+    // The PKCE verifier of a started OAuth connect flow (domain/calendar-oauth.ts), for its 10 minutes.
+    table: 'calendar_sync.oauth_states',
+    key: 'state_hash',
+    columns: ['verifier_sealed'],
+    aadColumns: ['workspace_id', 'host_id'],
+    associatedData: (row) => oauthStateAad(String(row.workspace_id), String(row.host_id)),
   },
 ];

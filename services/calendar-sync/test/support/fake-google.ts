@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import ICAL from 'ical.js';
 
 /**
- * A local Google: the OAuth 2.0 token and revoke endpoints (oauth2.googleapis.com/token, /revoke)
+ * A local Google: the OAuth 2.0 authorization endpoint (accounts.google.com/o/oauth2/v2/auth: consent
+ * is given at once, or refused with `denyConsent`, and the browser redirected to redirect_uri with
+ * code + state or error + state), the token endpoint (refresh_token and authorization_code grants,
+ * PKCE S256 checked) and the revoke endpoint (oauth2.googleapis.com/token, /revoke)
  * and the Calendar API v3 endpoints calendar-sync uses (events list/insert/get/patch/delete,
  * freeBusy), over plain HTTP on 127.0.0.1. Shapes follow Google's public reference: resource fields,
  * `{error:{code,message,errors:[{domain,reason,message}],status}}` error bodies, `nextPageToken`
@@ -51,7 +54,11 @@ export interface FakeGoogle {
   /** API root for @googleapis/calendar's `rootUrl`, e.g. http://127.0.0.1:1234/ */
   rootUrl: string;
   /** google-auth-library OAuth2Client `endpoints`. */
-  endpoints: { oauth2TokenUrl: string; oauth2RevokeUrl: string };
+  endpoints: { oauth2AuthBaseUrl: string; oauth2TokenUrl: string; oauth2RevokeUrl: string };
+  /** The next consents are refused (redirect with error=access_denied). */
+  denyConsent: boolean;
+  /** The account that consents (its primary calendar is created). */
+  consentAccount: string;
   clientId: string;
   clientSecret: string;
   /** Lifetime of issued access tokens, seconds (default 3599, as Google). */
@@ -209,6 +216,8 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   const clientId = opts.clientId ?? 'test-client.apps.googleusercontent.com';
   const clientSecret = opts.clientSecret ?? 'test-client-secret';
   const refreshTokens = new Map<string, { account: string; valid: boolean }>();
+  /** Authorization codes handed out at consent: single use, bound to client, redirect URI and PKCE challenge. */
+  const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; used: boolean }>();
   const accessTokens = new Map<string, { account: string; refreshToken: string | null; expiresAt: number }>();
   const calendars = new Map<string, { accessRole: string; meetAllowed: boolean; events: Map<string, Json>; etag: number; updated: string }>();
   const failures: Failure[] = [];
@@ -229,7 +238,9 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
 
   const fake: FakeGoogle = {
     rootUrl: '',
-    endpoints: { oauth2TokenUrl: '', oauth2RevokeUrl: '' },
+    endpoints: { oauth2AuthBaseUrl: '', oauth2TokenUrl: '', oauth2RevokeUrl: '' },
+    denyConsent: false,
+    consentAccount: 'host@example.com',
     clientId,
     clientSecret,
     accessTokenTtlSec: 3599,
@@ -326,6 +337,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   }
 
   function endpointOf(method: string, path: string): string {
+    if (path === '/o/oauth2/v2/auth') return 'authorize';
     if (path === '/token') return 'token';
     if (path === '/revoke') return 'revoke';
     if (path === '/calendar/v3/freeBusy') return 'freeBusy';
@@ -353,6 +365,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const [reason, message] = f!.reason ? [f!.reason, REASON_MESSAGE[f!.reason] ?? f!.reason] : (DEFAULT_REASON[f!.status] ?? ['unknown', 'Error']);
       return send(res, endpoint, f!.status, apiError(f!.status, reason, message, /RateLimit|quota|Limit/i.test(reason) ? { domain: 'usageLimits' } : {}), headers);
     }
+    if (endpoint === 'authorize') return authorize(res, url);
     if (endpoint === 'token') return token(res, req, raw);
     if (endpoint === 'revoke') return revoke(res, url, raw);
 
@@ -510,10 +523,57 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     return id === clientId && secret === clientSecret;
   }
 
+  /** Consent at once (or refused): 302 to redirect_uri with code and state, or error=access_denied and state. */
+  function authorize(res: http.ServerResponse, url: URL) {
+    const q = url.searchParams;
+    const redirectUri = q.get('redirect_uri');
+    // Google shows its own error page (no redirect) for an unknown client or a missing redirect URI.
+    if (q.get('client_id') !== clientId || !redirectUri) return send(res, 'authorize', 400, { error: 'invalid_request', error_description: 'Missing or unknown client_id or redirect_uri' });
+    const back = new URL(redirectUri);
+    const state = q.get('state');
+    if (fake.denyConsent) {
+      back.searchParams.set('error', 'access_denied');
+    } else if (q.get('response_type') !== 'code') {
+      back.searchParams.set('error', 'unsupported_response_type');
+    } else {
+      const code = `4/0A-${randomBytes(16).toString('hex')}`;
+      const account = fake.consentAccount;
+      ensureCalendar(account);
+      codes.set(code, { account, redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', offline: q.get('access_type') === 'offline', used: false });
+      back.searchParams.set('code', code);
+      back.searchParams.set('scope', q.get('scope') ?? '');
+    }
+    if (state !== null) back.searchParams.set('state', state);
+    res.writeHead(302, { location: back.toString() });
+    res.end();
+  }
+
+  /** authorization_code grant: the code once, with the redirect URI and the PKCE verifier it was issued for. */
+  function exchangeCode(res: http.ServerResponse, form: URLSearchParams) {
+    const code = codes.get(form.get('code') ?? '');
+    if (!code || code.used) return send(res, 'token', 400, { error: 'invalid_grant', error_description: 'Bad Request' });
+    if (form.get('redirect_uri') !== code.redirectUri) return send(res, 'token', 400, { error: 'redirect_uri_mismatch', error_description: 'Bad Request' });
+    const verifier = form.get('code_verifier') ?? '';
+    const expected = code.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+    if (code.challenge !== null && expected !== code.challenge) return send(res, 'token', 400, { error: 'invalid_grant', error_description: 'Invalid code verifier.' });
+    code.used = true;
+    const refreshToken = code.offline ? fake.issueRefreshToken(code.account) : null;
+    const accessToken = `ya29.at-${randomBytes(12).toString('hex')}`;
+    accessTokens.set(accessToken, { account: code.account, refreshToken, expiresAt: Date.now() + fake.accessTokenTtlSec * 1000 });
+    return send(res, 'token', 200, {
+      access_token: accessToken,
+      expires_in: fake.accessTokenTtlSec,
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
+      scope: 'https://www.googleapis.com/auth/calendar.events',
+      token_type: 'Bearer',
+    });
+  }
+
   function token(res: http.ServerResponse, req: http.IncomingMessage, raw: string) {
     const form = new URLSearchParams(raw);
     if (req.method !== 'POST') return send(res, 'token', 405, { error: 'invalid_request', error_description: 'Method not allowed' });
     if (!clientOk(req, form)) return send(res, 'token', 401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (form.get('grant_type') === 'authorization_code') return exchangeCode(res, form);
     if (form.get('grant_type') !== 'refresh_token') return send(res, 'token', 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type: ' + form.get('grant_type') });
     const rt = form.get('refresh_token') ?? '';
     const info = refreshTokens.get(rt);
@@ -545,6 +605,6 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   const port = (server.address() as AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
   fake.rootUrl = `${base}/`;
-  fake.endpoints = { oauth2TokenUrl: `${base}/token`, oauth2RevokeUrl: `${base}/revoke` };
+  fake.endpoints = { oauth2AuthBaseUrl: `${base}/o/oauth2/v2/auth`, oauth2TokenUrl: `${base}/token`, oauth2RevokeUrl: `${base}/revoke` };
   return fake;
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -12,7 +12,10 @@ import ICAL from 'ical.js';
  * A local stand-in for the two Microsoft HTTP surfaces the Microsoft adapter uses, on one HTTPS port:
  *
  * - the Microsoft identity platform (v2.0): `GET /{tenant}/v2.0/.well-known/openid-configuration` and
- *   `POST /{tenant}/oauth2/v2.0/token` (refresh_token grant), with its error bodies
+ *   `GET /{tenant}/oauth2/v2.0/authorize` (consent given at once, or refused with `denyConsent`: 302 to
+ *   redirect_uri with code + state, or error=access_denied + state) and
+ *   `POST /{tenant}/oauth2/v2.0/token` (refresh_token and authorization_code grants, PKCE S256 and the
+ *   redirect URI checked), with its error bodies
  *   (`{error, error_description: "AADSTS…", error_codes, timestamp, trace_id, correlation_id, error_uri}`);
  * - Microsoft Graph v1.0 calendar endpoints: `GET /me/calendar`, `GET /me/calendars/{id}`,
  *   `GET /me/calendars/{id}/calendarView` (recurrences expanded, `$top`/`$skip` paging with
@@ -103,6 +106,8 @@ export interface FakeMicrosoft {
   pageLimit: number;
   /** Whether POST with isOnlineMeeting makes a Teams meeting (an account without Teams ignores it). */
   teams: boolean;
+  /** The next consents are refused (redirect with error=access_denied). */
+  denyConsent: boolean;
   issueRefreshToken(): string;
   revokeRefreshToken(token: string): void;
   /** Every access token issued so far stops working (401 InvalidAuthenticationToken). */
@@ -162,6 +167,8 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
   const tenantId = randomUUID();
   const userId = randomUUID();
   const refreshTokens = new Map<string, { revoked: boolean }>();
+  /** Authorization codes handed out at consent: single use, bound to redirect URI and PKCE challenge. */
+  const codes = new Map<string, { redirectUri: string; challenge: string | null; method: string; used: boolean }>();
   const accessTokens = new Map<string, { valid: boolean }>();
   const calendars = new Map<string, { id: string; name: string; canEdit: boolean; isDefaultCalendar: boolean; changeKey: string }>();
   const events = new Map<string, FakeEvent>();
@@ -288,12 +295,29 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
       aadFail(res, 401, 'invalid_client', 7000215, 'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.');
       return;
     }
-    if (form.get('grant_type') !== 'refresh_token') {
+    if (form.get('grant_type') === 'authorization_code') {
+      const code = codes.get(form.get('code') ?? '');
+      if (!code || code.used) {
+        aadFail(res, 400, 'invalid_grant', 54005, 'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.');
+        return;
+      }
+      if (form.get('redirect_uri') !== code.redirectUri) {
+        aadFail(res, 400, 'invalid_grant', 500117, 'The reply uri specified in the request does not match the reply uri used in the authorization request.');
+        return;
+      }
+      const verifier = form.get('code_verifier') ?? '';
+      const expected = code.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+      if (code.challenge !== null && expected !== code.challenge) {
+        aadFail(res, 400, 'invalid_grant', 501481, 'The Code_Verifier does not match the code_challenge supplied in the authorization request.');
+        return;
+      }
+      code.used = true;
+    } else if (form.get('grant_type') !== 'refresh_token') {
       aadFail(res, 400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
       return;
     }
     const presented = form.get('refresh_token') ?? '';
-    const rt = refreshTokens.get(presented);
+    const rt = form.get('grant_type') === 'authorization_code' ? { revoked: false } : refreshTokens.get(presented);
     if (!rt) {
       aadFail(res, 400, 'invalid_grant', 9002313, 'Invalid request. Request is malformed or invalid.');
       return;
@@ -317,6 +341,31 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
       ...(scopes.includes('openid') ? { id_token: idToken() } : {}),
       ...(form.get('client_info') === '1' ? { client_info: b64url(JSON.stringify({ uid: userId, utid: tenantId })) } : {}),
     });
+  }
+
+  /** Consent at once (or refused): 302 to redirect_uri with code and state, or error=access_denied and state. */
+  function authorizeEndpoint(url: URL, res: ServerResponse): void {
+    const q = url.searchParams;
+    const redirectUri = q.get('redirect_uri');
+    if (q.get('client_id') !== clientId || !redirectUri) {
+      aadFail(res, 400, 'unauthorized_client', 700016, `Application with identifier '${q.get('client_id') ?? ''}' was not found in the directory.`);
+      return;
+    }
+    const back = new URL(redirectUri);
+    if (fake.denyConsent) {
+      back.searchParams.set('error', 'access_denied');
+      back.searchParams.set('error_description', 'AADSTS65004: User declined to consent to access the app.');
+    } else {
+      const code = `1.A${randomBytes(32).toString('base64url')}`;
+      codes.set(code, { redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', used: false });
+      back.searchParams.set('code', code);
+      back.searchParams.set('client_info', b64url(JSON.stringify({ uid: userId, utid: tenantId })));
+      back.searchParams.set('session_state', randomUUID());
+    }
+    const state = q.get('state');
+    if (state !== null) back.searchParams.set('state', state);
+    res.writeHead(302, { location: back.toString() });
+    res.end();
   }
 
   function issueRefreshToken(): string {
@@ -639,6 +688,7 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
       return tokenEndpoint(raw, res);
     }
     if (kind === 'openid' && req.method === 'GET') return send(res, 200, openIdConfiguration(openid![1]!));
+    if (req.method === 'GET' && /^\/[^/]+\/oauth2\/v2\.0\/authorize$/.test(url.pathname)) return authorizeEndpoint(url, res);
     send(res, 404, { error: 'not_found', error_description: `no such endpoint in the fake: ${req.method} ${url.pathname}` });
   }
 
@@ -672,6 +722,7 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
     calls: [],
     pageLimit: 1000,
     teams: true,
+    denyConsent: false,
     issueRefreshToken,
     revokeRefreshToken(t) {
       const rt = refreshTokens.get(t);

@@ -19,6 +19,7 @@ export const ADMIN_FORWARDED_ROUTES: RouteDef<null>[] = [
   { pattern: '/admin/v1/workspaces/:ws/hosts/:host', methods: { GET: null, PATCH: null }, upstream: 'availability' },
   { pattern: '/admin/v1/workspaces/:ws/hosts/:host/schedule', methods: { GET: null, PUT: null }, upstream: 'availability' },
   { pattern: '/admin/v1/workspaces/:ws/hosts/:host/calendar', methods: { GET: null, PUT: null, DELETE: null }, upstream: 'calendar-sync' },
+  { pattern: '/admin/v1/workspaces/:ws/hosts/:host/calendar/oauth', methods: { POST: null }, upstream: 'calendar-sync' },
   { pattern: '/admin/v1/workspaces/:ws/event-types', methods: { GET: null, POST: null }, upstream: 'availability' },
   { pattern: '/admin/v1/workspaces/:ws/event-types/:evt', methods: { GET: null, PATCH: null }, upstream: 'availability' },
   { pattern: '/admin/v1/workspaces/:ws/bookings/:bkg/calendar-resync', methods: { POST: null }, upstream: 'calendar-sync' },

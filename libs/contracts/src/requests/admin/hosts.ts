@@ -48,5 +48,26 @@ export const putCalendarConnectionBodySchema = z
   })
   .meta({ id: 'AdminPutCalendarConnectionRequest', description: 'Body of PUT /admin/v1/workspaces/{ws}/hosts/{host}/calendar.' });
 
+/** OAuth providers a host can connect through the authorization code flow (issue 19). */
+export const oauthProviderSchema = z.enum(['google', 'microsoft']);
+
+/** Longest calendar id accepted (Google ids are e-mail-like, Graph ids are base64 of about 150 characters). */
+export const OAUTH_CALENDAR_ID_MAX_LENGTH = 1024;
+
+/** Body of POST /admin/v1/workspaces/{ws}/hosts/{host}/calendar/oauth: starts the OAuth connect flow. */
+export const startCalendarOAuthBodySchema = z
+  .strictObject({
+    provider: oauthProviderSchema,
+    calendar_id: z
+      .string()
+      .min(1)
+      .max(OAUTH_CALENDAR_ID_MAX_LENGTH)
+      .optional()
+      .meta({ description: "Provider calendar id to read and write; default: the account's primary calendar." }),
+  })
+  .meta({ id: 'AdminStartCalendarOAuthRequest', description: 'Body of POST /admin/v1/workspaces/{ws}/hosts/{host}/calendar/oauth.' });
+
 export type CreateHostBody = z.infer<typeof createHostBodySchema>;
+export type OAuthProvider = z.infer<typeof oauthProviderSchema>;
+export type StartCalendarOAuthBody = z.infer<typeof startCalendarOAuthBodySchema>;
 export type PutCalendarConnectionBody = z.infer<typeof putCalendarConnectionBodySchema>;

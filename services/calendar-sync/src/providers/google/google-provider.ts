@@ -124,7 +124,14 @@ export class GoogleCalendarProvider implements CalendarProvider {
 
   async verify(input: VerifyInput): Promise<{ calendarUrl: string }> {
     const calendarId = input.calendarUrl ?? PRIMARY;
-    const access: CalendarAccess = { provider: input.provider, url: input.url, username: input.username, password: input.password, calendarUrl: calendarId };
+    const access: CalendarAccess = {
+      provider: input.provider,
+      url: input.url,
+      username: input.username,
+      password: input.password,
+      calendarUrl: calendarId,
+      ...(input.accessToken ? { accessToken: input.accessToken } : {}),
+    };
     return this.run(access, 'calendar check', async (op) => {
       const { data } = await this.call(op, (o) => this.api.events.list({ calendarId, maxResults: 1, fields: 'accessRole' }, o));
       // Booking events are written into the calendar: reading it is not enough.

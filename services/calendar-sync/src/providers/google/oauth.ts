@@ -1,10 +1,18 @@
-import { OAuth2Client, type OAuth2ClientOptions } from 'google-auth-library';
+import { CodeChallengeMethod, OAuth2Client, type OAuth2ClientOptions } from 'google-auth-library';
 import { ProviderError } from '../../domain/calendar-provider';
+import type { OAuthGrant } from '../../domain/ports';
+
+/**
+ * The one scope asked at consent: the adapter only calls events.list / insert / patch / delete
+ * (busy times are read from events.list, the calendar checked with it too), all covered by
+ * calendar.events; calendar.readonly would add nothing it uses.
+ */
+export const GOOGLE_SCOPES = ['https://www.googleapis.com/auth/calendar.events'];
 
 export interface GoogleOAuthOptions {
   clientId: string;
   clientSecret: string;
-  /** Google's endpoints by default; tests point `oauth2TokenUrl` / `oauth2RevokeUrl` at the fake. */
+  /** Google's endpoints by default; tests point `oauth2AuthBaseUrl` / `oauth2TokenUrl` / `oauth2RevokeUrl` at the fake. */
   endpoints?: OAuth2ClientOptions['endpoints'];
   /** Bound on one token request (one try: see `noSdkRetries`). */
   timeoutMs: number;
@@ -47,6 +55,37 @@ export class GoogleOAuth {
       return { accessToken: token, expiresAt: typeof expiry === 'number' ? new Date(expiry) : null, scope: scope ?? null };
     } catch (err) {
       throw tokenError(err, 'token refresh');
+    }
+  }
+
+  /**
+   * Where the host consents: authorization code flow with PKCE (S256), a refresh token asked for
+   * (`access_type=offline`) and the consent screen always shown (`prompt=consent`: Google hands out a
+   * refresh token only at consent). Built locally, no request.
+   */
+  async authorizationUrl(input: { state: string; codeChallenge: string; redirectUri: string }): Promise<string> {
+    return this.client().generateAuthUrl({
+      access_type: 'offline',
+      prompt: 'consent',
+      scope: GOOGLE_SCOPES,
+      state: input.state,
+      code_challenge: input.codeChallenge,
+      code_challenge_method: CodeChallengeMethod.S256,
+      redirect_uri: input.redirectUri,
+    });
+  }
+
+  /** authorization_code grant (PKCE verifier, the same redirect URI); the answer must carry a refresh token. */
+  async exchangeCode(input: { code: string; codeVerifier: string; redirectUri: string }, signal?: AbortSignal): Promise<OAuthGrant> {
+    try {
+      const { tokens } = await this.client(signal).getToken({ code: input.code, codeVerifier: input.codeVerifier, redirect_uri: input.redirectUri });
+      if (!tokens.access_token) throw new ProviderError('rejected', 'the Google token endpoint answered without an access token');
+      // Only at consent with access_type=offline (both asked for): without it the connection could not last an hour.
+      if (!tokens.refresh_token) throw new ProviderError('rejected', 'the Google token endpoint answered without a refresh token');
+      const expiry = tokens.expiry_date;
+      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, expiresAt: typeof expiry === 'number' ? new Date(expiry) : null, account: null };
+    } catch (err) {
+      throw tokenError(err, 'code exchange');
     }
   }
 

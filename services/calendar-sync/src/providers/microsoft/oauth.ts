@@ -8,6 +8,7 @@ import {
   type NetworkResponse,
 } from '@azure/msal-node';
 import { ProviderError } from '../../domain/calendar-provider';
+import type { OAuthGrant } from '../../domain/ports';
 import type { HttpsTransport } from './https-transport';
 
 /** Delegated permission the adapter needs: read busy times, write the Booking events. offline_access gives the refresh token. */
@@ -96,6 +97,47 @@ export class MicrosoftOAuth {
         loggerOptions: { piiLoggingEnabled: false, logLevel: LogLevel.Error, loggerCallback: () => undefined },
       },
     });
+  }
+
+  /**
+   * Where the host consents: authorization code flow with PKCE (S256) for GRAPH_SCOPES (MSAL adds
+   * openid, profile and offline_access), the account picker shown. MSAL may fetch the authority's
+   * metadata first (bounded like a token request).
+   */
+  async authorizationUrl(input: { state: string; codeChallenge: string; redirectUri: string }): Promise<string> {
+    try {
+      return await withDeadline(
+        this.app.getAuthCodeUrl({
+          scopes: this.scopes,
+          redirectUri: input.redirectUri,
+          state: input.state,
+          codeChallenge: input.codeChallenge,
+          codeChallengeMethod: 'S256',
+          prompt: 'select_account',
+        }),
+        this.opts.timeoutMs,
+      );
+    } catch (err) {
+      throw tokenError(err);
+    }
+  }
+
+  /**
+   * authorization_code grant (PKCE verifier, the same redirect URI). The refresh token is read from
+   * MSAL's cache (it does not return it) and the account dropped from the cache, as after a refresh.
+   */
+  async exchangeCode(input: { code: string; codeVerifier: string; redirectUri: string }): Promise<OAuthGrant> {
+    let result: Awaited<ReturnType<ConfidentialClientApplication['acquireTokenByCode']>>;
+    try {
+      result = await withDeadline(this.app.acquireTokenByCode({ code: input.code, codeVerifier: input.codeVerifier, redirectUri: input.redirectUri, scopes: this.scopes }), this.opts.timeoutMs);
+    } catch (err) {
+      throw tokenError(err);
+    }
+    if (!result?.accessToken) throw new ProviderError('unavailable', 'the token endpoint answered without an access token');
+    const refreshToken = result.account ? await this.takeRefreshToken(result.account.homeAccountId) : null;
+    if (result.account) await this.app.getTokenCache().removeAccount(result.account);
+    if (!refreshToken) throw new ProviderError('rejected', 'the token endpoint answered without a refresh token (offline_access not granted)');
+    return { accessToken: result.accessToken, refreshToken, expiresAt: result.expiresOn ?? null, account: result.account?.username ? result.account.username : null };
   }
 
   /** refresh_token grant. invalid_grant (revoked, expired, consent withdrawn) → ProviderError('reauthorization_required'). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CalendarSyncConfig } from '../../config';
 import type { CalendarProvider, ProviderName } from '../../domain/calendar-provider';
-import type { SecretSealer, Store, TokenRows } from '../../domain/ports';
+import type { GrantRevoker, OAuthAuthorizer, OAuthProviderName, SecretSealer, Store, TokenRows } from '../../domain/ports';
 import { GoogleCalendarProvider } from '../google/google-provider';
 import { GoogleOAuth } from '../google/oauth';
 import { createHttpsTransport } from '../microsoft/https-transport';
@@ -15,6 +15,7 @@ type OAuthConfig = Pick<
   | 'GOOGLE_OAUTH_CLIENT_ID'
   | 'GOOGLE_OAUTH_CLIENT_SECRET'
   | 'GOOGLE_API_ROOT_URL'
+  | 'GOOGLE_OAUTH_AUTH_URL'
   | 'GOOGLE_OAUTH_TOKEN_URL'
   | 'GOOGLE_OAUTH_REVOKE_URL'
   | 'MICROSOFT_OAUTH_CLIENT_ID'
@@ -27,6 +28,10 @@ type OAuthConfig = Pick<
 export interface OAuthProviders {
   /** The adapters of the providers whose OAuth client is configured (none: empty). */
   adapters: Partial<Record<ProviderName, CalendarProvider>>;
+  /** Revocation at disconnect: Google only (Microsoft has no revocation of one grant). */
+  revokers: Partial<Record<ProviderName, GrantRevoker>>;
+  /** Their authorization endpoints (the connect flow). */
+  authorizers: Partial<Record<OAuthProviderName, OAuthAuthorizer>>;
   /** Their shared token store (null when no OAuth provider is configured). */
   tokens: ConnectionTokenStore | null;
   close(): void;
@@ -43,18 +48,24 @@ export function configuredOAuthProviders(
   deps: { rows: TokenRows; sealer: SecretSealer; store: Pick<Store, 'findConnection' | 'setConnectionStatus'>; onWarning: (message: string, meta: Record<string, unknown>) => void },
 ): OAuthProviders {
   const endpoints: Partial<Record<ProviderName, TokenEndpoint>> = {};
+  const authorizers: Partial<Record<OAuthProviderName, OAuthAuthorizer>> = {};
+  const revokers: Partial<Record<ProviderName, GrantRevoker>> = {};
   const closers: Array<() => void> = [];
   const timeoutMs = config.PROVIDER_TIMEOUT_MS;
   if (config.GOOGLE_OAUTH_CLIENT_ID && config.GOOGLE_OAUTH_CLIENT_SECRET) {
-    endpoints.google = new GoogleOAuth({
+    const google = new GoogleOAuth({
       clientId: config.GOOGLE_OAUTH_CLIENT_ID,
       clientSecret: config.GOOGLE_OAUTH_CLIENT_SECRET,
       endpoints: {
+        ...(config.GOOGLE_OAUTH_AUTH_URL ? { oauth2AuthBaseUrl: config.GOOGLE_OAUTH_AUTH_URL } : {}),
         ...(config.GOOGLE_OAUTH_TOKEN_URL ? { oauth2TokenUrl: config.GOOGLE_OAUTH_TOKEN_URL } : {}),
         ...(config.GOOGLE_OAUTH_REVOKE_URL ? { oauth2RevokeUrl: config.GOOGLE_OAUTH_REVOKE_URL } : {}),
       },
       timeoutMs,
     });
+    endpoints.google = google;
+    authorizers.google = google;
+    revokers.google = google;
   }
   let transport: ReturnType<typeof createHttpsTransport> | null = null;
   if (config.MICROSOFT_OAUTH_CLIENT_ID && config.MICROSOFT_OAUTH_CLIENT_SECRET) {
@@ -62,7 +73,7 @@ export function configuredOAuthProviders(
     const t = transport;
     closers.push(() => t.close());
     const login = new URL(config.MICROSOFT_AUTHORITY_URL);
-    endpoints.microsoft = new MicrosoftOAuth({
+    const microsoft = new MicrosoftOAuth({
       clientId: config.MICROSOFT_OAUTH_CLIENT_ID,
       clientSecret: config.MICROSOFT_OAUTH_CLIENT_SECRET,
       authority: `${login.origin}/${config.MICROSOFT_OAUTH_TENANT}`,
@@ -72,12 +83,14 @@ export function configuredOAuthProviders(
       timeoutMs,
       transport: t,
     });
+    endpoints.microsoft = microsoft;
+    authorizers.microsoft = microsoft;
   }
-  if (Object.keys(endpoints).length === 0) return { adapters: {}, tokens: null, close: () => undefined };
+  if (Object.keys(endpoints).length === 0) return { adapters: {}, authorizers, revokers, tokens: null, close: () => undefined };
 
   const tokens = new ConnectionTokenStore({ rows: deps.rows, sealer: deps.sealer, store: deps.store, endpoints, onWarning: deps.onWarning, lockTimeoutMs: timeoutMs });
   const adapters: Partial<Record<ProviderName, CalendarProvider>> = {};
   if (endpoints.google) adapters.google = new GoogleCalendarProvider({ tokens, timeoutMs, ...(config.GOOGLE_API_ROOT_URL ? { rootUrl: config.GOOGLE_API_ROOT_URL } : {}) });
   if (endpoints.microsoft && transport) adapters.microsoft = new MicrosoftProvider({ tokens, transport, timeoutMs, onWarning: deps.onWarning });
-  return { adapters, tokens, close: () => closers.forEach((c) => c()) };
+  return { adapters, authorizers, revokers, tokens, close: () => closers.forEach((c) => c()) };
 }

@@ -59,8 +59,9 @@ interface Remembered {
  * The refresh token is the connection's password, or the one the token endpoint handed back in its
  * place. A grant the token endpoint no longer honours (`reauthorization_required`) marks the connection
  * broken (as the domain does for refused credentials: status `error`, `calendar.connection_updated`)
- * and is rethrown. Credentials being verified before a connection exists (no `access.connection`) are
- * refreshed directly, nothing kept. Nothing here logs a token.
+ * and is rethrown. Credentials being verified before a connection exists (no `access.connection`) use
+ * the access token the connect flow just got (`access.accessToken`), else are refreshed directly,
+ * nothing kept. Nothing here logs a token.
  */
 export class ConnectionTokenStore implements AccessTokenSource {
   private readonly memory = new Map<string, Remembered>();
@@ -77,6 +78,8 @@ export class ConnectionTokenStore implements AccessTokenSource {
 
   async accessToken(access: CalendarAccess, signal?: AbortSignal): Promise<string> {
     const conn = access.connection;
+    // The connect flow verifies the calendar with the token its code exchange just gave.
+    if (!conn && access.accessToken) return access.accessToken;
     if (!conn) return (await this.endpoint(access).refresh(access.password, signal)).accessToken;
     const remembered = this.memory.get(conn.id);
     if (remembered && remembered.grant === access.password && this.usable(remembered.expiresAt)) return remembered.token;
