@@ -12,8 +12,8 @@ import { freeStarts, setUpTenant, startReceiver, type Tenant } from '../support/
  * are re-sealed under k2 by `pnpm admin secrets rotate` after the services restart with the ring
  * `k2,k1`; everything reads back, and still does once k1 has left the ring. Issue 19: an OAuth
  * connection's access token and rotated refresh token (calendar_sync.connection_tokens) are re-sealed
- * too (stored here for the connected host as calendar-sync's token store seals them; the system runs
- * no OAuth provider).
+ * too, and so is a started connect flow's PKCE verifier (calendar_sync.oauth_states): both stored
+ * here for the connected host as calendar-sync seals them (the system runs no OAuth provider).
  */
 const K1 = randomBytes(32).toString('base64');
 const K2 = randomBytes(32).toString('base64');
@@ -64,6 +64,7 @@ async function storedKeyIds(): Promise<Record<string, string[]>> {
     'calendar_sync.calendar_connections.password_sealed': await q('SELECT password_sealed AS v FROM calendar_sync.calendar_connections'),
     'calendar_sync.connection_tokens.access_token_sealed': await q('SELECT access_token_sealed AS v FROM calendar_sync.connection_tokens'),
     'calendar_sync.connection_tokens.refresh_token_sealed': await q('SELECT refresh_token_sealed AS v FROM calendar_sync.connection_tokens'),
+    'calendar_sync.oauth_states.verifier_sealed': await q('SELECT verifier_sealed AS v FROM calendar_sync.oauth_states'),
     'webhook_dispatch.endpoints.secret_sealed': await q('SELECT secret_sealed AS v FROM webhook_dispatch.endpoints'),
     'webhook_dispatch.endpoints.previous_secret_sealed': await q('SELECT previous_secret_sealed AS v FROM webhook_dispatch.endpoints WHERE previous_secret_sealed IS NOT NULL'),
     'invitation.idempotency_keys.response_body': await q('SELECT response_body AS v FROM invitation.idempotency_keys WHERE sealed'),
@@ -83,6 +84,20 @@ async function storeTokens(): Promise<void> {
     `INSERT INTO calendar_sync.connection_tokens (connection_id, workspace_id, host_id, access_token_sealed, access_token_expires_at, refresh_token_sealed)
      SELECT id, workspace_id, host_id, $3, now() + interval '1 hour', $4 FROM calendar_sync.calendar_connections WHERE workspace_id = $1 AND host_id = $2`,
     [t.workspaceId, t.hostId, box.seal(ACCESS_TOKEN, aad), box.seal(REFRESH_TOKEN, aad)],
+  );
+}
+
+/** The associated data of a started OAuth connect flow's PKCE verifier (domain/connection-status.ts oauthStateAad). */
+const oauthStateAad = (ws: string, host: string) => `calendar_sync.oauth_state:${ws}:${host}`;
+const VERIFIER = randomBytes(32).toString('base64url');
+
+/** A connect flow started for the tenant's host (its state row), its verifier sealed under k1 as calendar-sync seals it. */
+async function storeOAuthState(): Promise<void> {
+  const box = secretBoxFromEnv({ SECRETS_KEYS: `k1:${K1}` });
+  await sys.db.adminPool.query(
+    `INSERT INTO calendar_sync.oauth_states (state_hash, workspace_id, host_id, provider, verifier_sealed, expires_at)
+     VALUES ($1, $2, $3, 'google', $4, now() + interval '10 minutes')`,
+    [randomBytes(32).toString('hex'), t.workspaceId, t.hostId, box.seal(VERIFIER, oauthStateAad(t.workspaceId, t.hostId))],
   );
 }
 
@@ -151,10 +166,12 @@ describe('rotating the secrets key with the system running', () => {
       invitations.push({ key, url: (await createInvitation(vip.id, key)).url });
     }
     await storeTokens();
+    await storeOAuthState();
     expect(await storedKeyIds()).toEqual({
       'calendar_sync.calendar_connections.password_sealed': ['k1'],
       'calendar_sync.connection_tokens.access_token_sealed': ['k1'],
       'calendar_sync.connection_tokens.refresh_token_sealed': ['k1'],
+      'calendar_sync.oauth_states.verifier_sealed': ['k1'],
       'webhook_dispatch.endpoints.secret_sealed': ['k1'],
       'webhook_dispatch.endpoints.previous_secret_sealed': ['k1'],
       'invitation.idempotency_keys.response_body': ['k1', 'k1', 'k1'],
@@ -178,7 +195,7 @@ describe('rotating the secrets key with the system running', () => {
     expect(cli.stderr).not.toMatch(/error/);
     expect(cli.code).toBe(0);
     expect(cli.stderr).toContain(
-      'rotating calendar-sync to k2: calendar_sync.calendar_connections.password_sealed 1/1, calendar_sync.connection_tokens.access_token_sealed 1/1, calendar_sync.connection_tokens.refresh_token_sealed 1/1',
+      'rotating calendar-sync to k2: calendar_sync.calendar_connections.password_sealed 1/1, calendar_sync.connection_tokens.access_token_sealed 1/1, calendar_sync.connection_tokens.refresh_token_sealed 1/1, calendar_sync.oauth_states.verifier_sealed 1/1',
     );
     expect(cli.stderr).toContain('rotating invitation to k2: invitation.idempotency_keys.response_body 3/3');
     expect(cli.stderr).toContain('rotating webhook-dispatch to k2: webhook_dispatch.endpoints.secret_sealed 1/1, webhook_dispatch.endpoints.previous_secret_sealed 1/1');
@@ -187,6 +204,7 @@ describe('rotating the secrets key with the system running', () => {
       'calendar_sync.calendar_connections.password_sealed': ['k2'],
       'calendar_sync.connection_tokens.access_token_sealed': ['k2'],
       'calendar_sync.connection_tokens.refresh_token_sealed': ['k2'],
+      'calendar_sync.oauth_states.verifier_sealed': ['k2'],
       'webhook_dispatch.endpoints.secret_sealed': ['k2'],
       'webhook_dispatch.endpoints.previous_secret_sealed': ['k2'],
       'invitation.idempotency_keys.response_body': ['k2', 'k2', 'k2'],
@@ -198,8 +216,10 @@ describe('rotating the secrets key with the system running', () => {
     await reconfigure(`k2:${K2}`);
     await everythingReadsBack(starts[4]!, invitations, vip.id);
     expect(await tokensOpen(`k2:${K2}`)).toEqual([ACCESS_TOKEN, REFRESH_TOKEN]);
+    const [state] = (await sys.db.adminPool.query('SELECT verifier_sealed FROM calendar_sync.oauth_states WHERE host_id = $1', [t.hostId])).rows;
+    expect(secretBoxFromEnv({ SECRETS_KEYS: `k2:${K2}` }).open(state.verifier_sealed, oauthStateAad(t.workspaceId, t.hostId))).toBe(VERIFIER);
     const after = await adminCli('--json', 'secrets', 'status');
-    expect(JSON.parse(after.stdout).flatMap((r: any) => r.columns.map((c: any) => Object.keys(c.by_key_id)))).toEqual([['k2'], ['k2'], ['k2'], ['k2'], ['k2'], ['k2']]);
+    expect(JSON.parse(after.stdout).flatMap((r: any) => r.columns.map((c: any) => Object.keys(c.by_key_id)))).toEqual([['k2'], ['k2'], ['k2'], ['k2'], ['k2'], ['k2'], ['k2']]);
 
     // A value still under the removed key (e.g. restored from an old backup) is named, with its key id.
     const row = (await sys.db.adminPool.query<{ id: string; response_body: string }>('SELECT id, response_body FROM invitation.idempotency_keys WHERE sealed LIMIT 1')).rows[0]!;

@@ -41,6 +41,7 @@ function pathOf(o: Operation, ids: Record<string, string>): string {
 function validBody(o: Operation): unknown {
   if (o.template.endsWith('/reschedule')) return { start_at: `${day(3)}T10:00:00Z`, expected_version: 1 };
   if (o.template.endsWith('/cancel')) return {};
+  if (o.template.endsWith('/calendar/oauth')) return { provider: 'google' };
   return undefined;
 }
 
@@ -132,8 +133,8 @@ describe('workspace isolation of ids', () => {
     const scoped = adminOps.filter((o) => o.template.startsWith('/admin/v1/workspaces/{ws}/') && /\{(host|evt|whe|bkg|key)\}/.test(o.template) && o.method !== 'PUT' && o.method !== 'PATCH');
     expect(scoped.length).toBeGreaterThanOrEqual(8);
     for (const o of scoped) {
-      const foreign = await call(sys, o.method, pathOf(o, bIds), { token: sys.adminToken });
-      const unknown = await call(sys, o.method, pathOf(o, { ...unknownIds, ws: a.workspaceId }), { token: sys.adminToken });
+      const foreign = await call(sys, o.method, pathOf(o, bIds), { token: sys.adminToken, body: validBody(o) });
+      const unknown = await call(sys, o.method, pathOf(o, { ...unknownIds, ws: a.workspaceId }), { token: sys.adminToken, body: validBody(o) });
       expect({ op: label(o), status: foreign.status }).toEqual({ op: label(o), status: 404 });
       expect(strip(foreign.body)).toEqual(strip(unknown.body));
     }
