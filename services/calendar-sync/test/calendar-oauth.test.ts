@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
 import { newId, toTimestamp } from '@sched/contracts';
 import { secretBoxFromEnv } from '@sched/secrets';
 import { createTestDatabase, testAmqp, type TestDatabase } from '@sched/testing';
 import { oauthStateAad } from '../src/domain/connection-status';
-import { startFakeGoogle, type FakeGoogle } from './support/fake-google';
-import { startFakeMicrosoft, type FakeMicrosoft } from './support/fake-microsoft';
+import type { FakeGoogle } from './support/fake-google';
+import type { FakeMicrosoft } from './support/fake-microsoft';
+import { startOAuthFakes, type OAuthFakes } from './support/oauth-fakes';
 import { at, busyPath, call, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
 
 /**
@@ -21,42 +19,21 @@ let google: FakeGoogle;
 let microsoft: FakeMicrosoft;
 let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
 let svc: RunningCalendarSync;
-let caDir: string;
+let fakes: OAuthFakes | undefined;
 const amqp = testAmqp();
 const ws = newId('wsp');
 const sealer = secretBoxFromEnv({ SECRETS_KEY });
 const REDIRECT = 'https://sched.example/oauth/callback';
 
 beforeAll(async () => {
-  [db, google, microsoft, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startFakeGoogle(), startFakeMicrosoft(), startAvailabilityStub()]);
-  caDir = mkdtempSync(path.join(os.tmpdir(), 'cal-oauth-ca-'));
-  writeFileSync(path.join(caDir, 'ca.pem'), microsoft.ca);
-  svc = await startCalendarSync({
-    db,
-    amqp,
-    availabilityUrl: availability.url,
-    env: {
-      OAUTH_REDIRECT_URL: REDIRECT,
-      GOOGLE_OAUTH_CLIENT_ID: google.clientId,
-      GOOGLE_OAUTH_CLIENT_SECRET: google.clientSecret,
-      GOOGLE_API_ROOT_URL: google.rootUrl,
-      GOOGLE_OAUTH_AUTH_URL: google.endpoints.oauth2AuthBaseUrl,
-      GOOGLE_OAUTH_TOKEN_URL: google.endpoints.oauth2TokenUrl,
-      GOOGLE_OAUTH_REVOKE_URL: google.endpoints.oauth2RevokeUrl,
-      MICROSOFT_OAUTH_CLIENT_ID: microsoft.clientId,
-      MICROSOFT_OAUTH_CLIENT_SECRET: microsoft.clientSecret,
-      MICROSOFT_AUTHORITY_URL: new URL(microsoft.authority).origin,
-      MICROSOFT_OAUTH_TENANT: new URL(microsoft.authority).pathname.slice(1),
-      MICROSOFT_CA_FILE: path.join(caDir, 'ca.pem'),
-      MICROSOFT_GRAPH_URL: microsoft.url,
-    },
-  });
+  [db, fakes, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startOAuthFakes(), startAvailabilityStub()]);
+  ({ google, microsoft } = fakes);
+  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { ...fakes.env, OAUTH_REDIRECT_URL: REDIRECT } });
 });
 
 afterAll(async () => {
   await svc?.stop();
-  await Promise.all([google?.close(), microsoft?.close(), availability?.close()]);
-  if (caDir) rmSync(caDir, { recursive: true, force: true });
+  await Promise.all([fakes?.close(), availability?.close()]);
   await cleanupBroker(amqp, [200, 400]);
   await db?.drop();
 });

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { newId, toTimestamp } from '@sched/contracts';
 import { createDb } from '@sched/db';
 import { secretBoxFromEnv } from '@sched/secrets';
@@ -8,8 +5,9 @@ import { createTestDatabase, testAmqp, type TestDatabase } from '@sched/testing'
 import type { ProviderName } from '../src/domain/calendar-provider';
 import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
 import { createStore } from '../src/store/create-store';
-import { startFakeGoogle, type FakeGoogle } from './support/fake-google';
-import { startFakeMicrosoft, type FakeMicrosoft } from './support/fake-microsoft';
+import type { FakeGoogle } from './support/fake-google';
+import type { FakeMicrosoft } from './support/fake-microsoft';
+import { startOAuthFakes, type OAuthFakes } from './support/oauth-fakes';
 import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
 
 /**
@@ -23,38 +21,20 @@ let google: FakeGoogle;
 let microsoft: FakeMicrosoft;
 let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
 let svc: RunningCalendarSync;
-let caDir: string;
+let fakes: OAuthFakes | undefined;
 const amqp = testAmqp();
 const ws = newId('wsp');
 const sealer = secretBoxFromEnv({ SECRETS_KEY });
 
 beforeAll(async () => {
-  [db, google, microsoft, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startFakeGoogle(), startFakeMicrosoft(), startAvailabilityStub()]);
-  caDir = mkdtempSync(path.join(os.tmpdir(), 'cal-sync-ca-'));
-  writeFileSync(path.join(caDir, 'ca.pem'), microsoft.ca);
-  svc = await startCalendarSync({
-    db,
-    amqp,
-    availabilityUrl: availability.url,
-    env: {
-      GOOGLE_OAUTH_CLIENT_ID: google.clientId,
-      GOOGLE_OAUTH_CLIENT_SECRET: google.clientSecret,
-      GOOGLE_API_ROOT_URL: google.rootUrl,
-      GOOGLE_OAUTH_TOKEN_URL: google.endpoints.oauth2TokenUrl,
-      GOOGLE_OAUTH_REVOKE_URL: google.endpoints.oauth2RevokeUrl,
-      MICROSOFT_OAUTH_CLIENT_ID: microsoft.clientId,
-      MICROSOFT_OAUTH_CLIENT_SECRET: microsoft.clientSecret,
-      MICROSOFT_AUTHORITY_URL: new URL(microsoft.authority).origin,
-      MICROSOFT_OAUTH_TENANT: new URL(microsoft.authority).pathname.slice(1),
-      MICROSOFT_CA_FILE: path.join(caDir, 'ca.pem'),
-    },
-  });
+  [db, fakes, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startOAuthFakes(), startAvailabilityStub()]);
+  ({ google, microsoft } = fakes);
+  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: fakes.env });
 });
 
 afterAll(async () => {
   await svc?.stop();
-  await Promise.all([google?.close(), microsoft?.close(), availability?.close()]);
-  if (caDir) rmSync(caDir, { recursive: true, force: true });
+  await Promise.all([fakes?.close(), availability?.close()]);
   await cleanupBroker(amqp, [200, 400]);
   await db?.drop();
 });
