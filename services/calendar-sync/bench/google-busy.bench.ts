@@ -1,13 +1,13 @@
 // Busy reads from Google Calendar, which call is cheaper: events.list (singleEvents, the fields the
 // adapter asks for) as GoogleCalendarProvider reads, freeBusy.query, and the change-marker probe.
-// Against the local fake (test/support/fake-google.ts), so the figures are requests and response bytes
+// Against the local fake (libs/testing/src/providers/fake-google.ts), so the figures are requests and response bytes
 // per read (what Google's quota and the network see) plus the client-side time on this machine;
 // Google's own server time is not measured here.
 // Run: node --import tsx services/calendar-sync/bench/google-busy.bench.ts
 import { calendar } from '@googleapis/calendar';
 import { GoogleCalendarProvider } from '../src/providers/google/google-provider';
 import { GoogleOAuth } from '../src/providers/google/oauth';
-import { startFakeGoogle } from '../test/support/fake-google';
+import { startFakeGoogle } from '@sched/testing';
 
 const SINGLES = 300;
 const WEEKLY_SERIES = 30;

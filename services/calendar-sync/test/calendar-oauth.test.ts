@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import https from 'node:https';
 import { newId, toTimestamp } from '@sched/contracts';
 import { secretBoxFromEnv } from '@sched/secrets';
-import { createTestDatabase, testAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, type TestDatabase, type FakeGoogle, type FakeMicrosoft, startOAuthFakes, type OAuthFakes } from '@sched/testing';
 import { oauthStateAad } from '../src/domain/connection-status';
-import type { FakeGoogle } from './support/fake-google';
-import type { FakeMicrosoft } from './support/fake-microsoft';
-import { startOAuthFakes, type OAuthFakes } from './support/oauth-fakes';
 import { at, busyPath, call, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
 
 /**

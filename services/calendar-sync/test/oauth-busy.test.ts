@@ -1,13 +1,10 @@
 import { newId, toTimestamp } from '@sched/contracts';
 import { createDb } from '@sched/db';
 import { secretBoxFromEnv } from '@sched/secrets';
-import { createTestDatabase, testAmqp, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, testAmqp, type TestDatabase, type FakeGoogle, type FakeMicrosoft, startOAuthFakes, type OAuthFakes } from '@sched/testing';
 import type { ProviderName } from '../src/domain/calendar-provider';
 import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
 import { createStore } from '../src/store/create-store';
-import type { FakeGoogle } from './support/fake-google';
-import type { FakeMicrosoft } from './support/fake-microsoft';
-import { startOAuthFakes, type OAuthFakes } from './support/oauth-fakes';
 import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
 
 /**

@@ -1,5 +1,5 @@
 import { GoogleOAuth } from '../../src/providers/google/oauth';
-import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
+import { startFakeGoogle, type FakeGoogle } from '@sched/testing';
 import { providerFailure } from '../support/provider-failure';
 
 /** GoogleOAuth (google-auth-library's OAuth2Client) against the fake's token and revoke endpoints. */

@@ -1,4 +1,4 @@
-import { makeBooking } from '@sched/testing';
+import { makeBooking, startFakeGoogle, type FakeGoogle } from '@sched/testing';
 import { bookingEvent } from '../../src/domain/booking-event';
 import { busyItemsFrom } from '../../src/domain/busy-times';
 import { type CalendarAccess, type CalendarEvent } from '../../src/domain/calendar-provider';
@@ -6,12 +6,11 @@ import { googleEventId, uidFromGoogleEventId } from '../../src/providers/google/
 import { GoogleCalendarProvider, type GoogleCalendarProviderOptions } from '../../src/providers/google/google-provider';
 import { GoogleOAuth } from '../../src/providers/google/oauth';
 import type { AccessTokenSource } from '../../src/providers/oauth/access-tokens';
-import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
 import { providerFailure } from '../support/provider-failure';
 
 /**
  * The Google adapter with the real @googleapis/calendar and google-auth-library, against the local
- * fake of Google (test/support/fake-google.ts). The token source stands in for the token store of a
+ * fake of Google (libs/testing/src/providers/fake-google.ts). The token source stands in for the token store of a
  * later part: a cache per refresh token in front of GoogleOAuth (the token endpoint of the fake).
  */
 

@@ -3,7 +3,7 @@ import { BOOKING_UID_PROPERTY } from '../../src/providers/microsoft/graph-events
 import { createHttpsTransport, type HttpsTransport } from '../../src/providers/microsoft/https-transport';
 import { MicrosoftProvider } from '../../src/providers/microsoft/microsoft-provider';
 import { MicrosoftOAuth } from '../../src/providers/microsoft/oauth';
-import { startFakeMicrosoft, type FakeMicrosoft } from '../support/fake-microsoft';
+import { startFakeMicrosoft, type FakeMicrosoft } from '@sched/testing';
 import { MemoryTokenSource } from '../support/memory-token-source';
 
 const DAY = 86_400_000;

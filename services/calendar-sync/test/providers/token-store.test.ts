@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '@sched/contracts';
 import { createDb, type Db } from '@sched/db';
 import { rotateSealedValues, sealedKeyId, secretBoxFromEnv, type SecretBox } from '@sched/secrets';
-import { createTestDatabase, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, type TestDatabase, startFakeGoogle, type FakeGoogle, startFakeMicrosoft, type FakeMicrosoft } from '@sched/testing';
 import { type CalendarAccess, type ProviderName } from '../../src/domain/calendar-provider';
 import { accessFor, connectionUpdatedEvent, passwordAad, tokenAad } from '../../src/domain/connection-status';
 import type { Connection, TokenRows } from '../../src/domain/ports';
@@ -13,8 +13,6 @@ import { ConnectionTokenStore, type TokenEndpoint } from '../../src/providers/oa
 import { createStore } from '../../src/store/create-store';
 import { SEALED_COLUMNS } from '../../src/store/sealed-columns';
 import { createTokenRows } from '../../src/store/token.queries';
-import { startFakeGoogle, type FakeGoogle } from '../support/fake-google';
-import { startFakeMicrosoft, type FakeMicrosoft } from '../support/fake-microsoft';
 import { providerFailure } from '../support/provider-failure';
 
 /**
