@@ -106,6 +106,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         AMQP_URL: amqp.url,
         AMQP_PREFIX: amqp.prefix,
         BOOKING_PAGE_URL: `http://127.0.0.1:${ports.gateway}/book`,
+        // The gateway's public OAuth callback: the redirect URI calendar-sync sends to Google / Microsoft
+        // (only used when their OAuth clients are configured, e.g. against the fakes of @sched/testing).
+        OAUTH_REDIRECT_URL: `http://127.0.0.1:${ports.gateway}/oauth/callback`,
         ...secrets,
         ...urls,
         ...opts.env,
