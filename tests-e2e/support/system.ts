@@ -106,6 +106,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         AMQP_URL: amqp.url,
         AMQP_PREFIX: amqp.prefix,
         BOOKING_PAGE_URL: `http://127.0.0.1:${ports.gateway}/book`,
+        // The gateway's public OAuth callback, the redirect URI calendar-sync sends to Google / Microsoft.
+        OAUTH_REDIRECT_URL: `http://127.0.0.1:${ports.gateway}/oauth/callback`,
         ...secrets,
         ...urls,
         ...opts.env,
