@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, startSystem, type System, type SystemOptions } from '../support/system';
-import { startReceiver, setUpTenant, type Tenant } from '../support/tenant';
+import { startReceiver, setUpTenant, type Tenant, type TenantOptions } from '../support/tenant';
 import { startPrivatePostgres, startPrivateRabbit, usePrivateInfra, type PrivateServer } from '../support/private-infra';
 
 /**
@@ -24,7 +24,8 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(opts: SystemOptions = {}): Promise<Rig> {
+/** `tenant`: how the tenant is set up (e.g. its host's calendar connected through OAuth instead of Radicale). */
+export async function startRig({ tenant, ...opts }: SystemOptions & { tenant?: TenantOptions } = {}): Promise<Rig> {
   const pg = await startPrivatePostgres();
   let rabbit: PrivateServer | undefined;
   let sys: System | undefined;
@@ -40,7 +41,7 @@ export async function startRig(opts: SystemOptions = {}): Promise<Rig> {
     usePrivateInfra(pg, rabbit);
     sys = await startSystem({ ...opts, env: { ...FAST_RETRIES, ...opts.env } });
     receiver = await startReceiver();
-    const t = await setUpTenant(sys, receiver);
+    const t = await setUpTenant(sys, receiver, tenant);
     return { sys, pg, rabbit, receiver, t, close };
   } catch (err) {
     await close();

@@ -43,16 +43,35 @@ const SCENARIOS: { key: string; title: string; what: string; proves: string[] }[
       'no corrupted or half-written Booking: every 201 exists, every row is complete, and every Booking has exactly one `booking.created` outbox event (and no event lacks its Booking).',
     ],
   },
-  {
-    key: 'provider_outage',
-    title: 'Calendar provider outage',
-    what: 'Radicale is stopped with `BUSY_FRESHNESS_MS=3000`; Slots and creates are probed until it is started again.',
-    proves: [
-      'Slots and creates fail closed with `503 calendar_unavailable` once the busy snapshot is older than the freshness bound (before that the last good snapshot answers);',
-      'both recover by themselves when the provider returns, and the Bookings taken meanwhile get their calendar events (write retries).',
-    ],
-  },
+  ...providerOutages(),
 ];
+
+/** The provider outage scenario, once per provider (provider-outage.resilience.ts records `provider_outage_<provider>`). */
+function providerOutages(): typeof SCENARIOS {
+  const providers = [
+    { key: 'caldav', name: 'CalDAV', down: 'Radicale (CalDAV) is stopped.' },
+    {
+      key: 'google',
+      name: 'Google Calendar',
+      down: "The Google fake (libs/testing/src/providers/fake-google.ts: Calendar API v3 and the OAuth endpoints) stops listening. The host's calendar was connected through the system's OAuth flow (admin API → consent → the gateway's `/oauth/callback`).",
+    },
+    {
+      key: 'microsoft',
+      name: 'Microsoft 365',
+      down: "The Microsoft fake (fake-microsoft.ts: Graph v1.0 and the identity platform, over HTTPS) stops listening and drops its connections. The host's calendar was connected through the system's OAuth flow.",
+    },
+  ];
+  return providers.map((p) => ({
+    key: `provider_outage_${p.key}`,
+    title: `Calendar provider outage: ${p.name}`,
+    what: `${p.down} \`BUSY_FRESHNESS_MS=3000\`; Slots and creates are probed until the provider is started again (same port) and after.`,
+    proves: [
+      'Slots and creates fail closed with `503 calendar_unavailable` once the busy snapshot is older than the freshness bound (before that the last good snapshot answers), and stay closed while the provider is down;',
+      "both recover by themselves when the provider returns, and the Bookings taken meanwhile get their calendar events (write retries): one event per Booking in the provider's calendar;",
+      "a busy hour of the host's own in that calendar is left out of every Slots answer, before and after the outage.",
+    ],
+  }));
+}
 
 const fmt = (v: unknown): string => {
   if (v === undefined || v === null) return '–';
@@ -128,7 +147,8 @@ function main(): void {
     'Each scenario starts its **own disposable PostgreSQL cluster and RabbitMQ node** (tests-e2e/support/private-infra.ts:',
     '`initdb` + `pg_ctl` on a free port; `rabbitmq-server -detached` with its own node name, ports, data folder, config',
     'and Erlang cookie) and breaks those; the shared servers of the machine are never stopped. Radicale is the',
-    'private one every system starts. Webhooks go to a receiver that verifies every signature with the client',
+    'private one every system starts; Google Calendar and Microsoft 365 are the local fakes of libs/testing',
+    '(src/providers), started per scenario. Webhooks go to a receiver that verifies every signature with the client',
     'library and records every delivery, duplicates included.',
     '',
     summaryTable(scenarios),

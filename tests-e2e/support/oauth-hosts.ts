@@ -1,5 +1,6 @@
 import type { BrowserContext } from 'playwright-core';
 import { waitFor } from '@sched/testing';
+import type { OAuthProvider } from './oauth-connect';
 import type { System } from './system';
 import { admin, type Tenant } from './tenant';
 
@@ -10,7 +11,7 @@ import { admin, type Tenant } from './tenant';
  * public /oauth/callback, and the page there says whether it worked.
  */
 
-export type OAuthProvider = 'google' | 'microsoft';
+export type { OAuthProvider };
 
 export interface OAuthHost {
   hostId: string;

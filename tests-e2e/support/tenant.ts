@@ -60,12 +60,22 @@ export interface Tenant {
   calendarName: string;
 }
 
+export interface TenantOptions {
+  hostTimezone?: string;
+  /**
+   * Connects the host's calendar in place of the Radicale one (no Radicale calendar is made then, and the
+   * tenant's calendarUser / calendarName name none), e.g. connectOAuthCalendar (oauth-connect.ts).
+   */
+  connectCalendar?: (sys: System, workspaceId: string, hostId: string) => Promise<void>;
+}
+
 /**
  * A workspace set up as an operator would through the admin API: key, host (UTC unless `hostTimezone`,
- * available all day, every day, so tests never run out of slots), a Radicale calendar, a video Event
- * Type and a webhook endpoint pointing at `receiverUrl`. Waits until the Event Type is bookable.
+ * available all day, every day, so tests never run out of slots), a Radicale calendar (or what
+ * `connectCalendar` connects), a video Event Type and a webhook endpoint pointing at `receiverUrl`.
+ * Waits until the Event Type is bookable.
  */
-export async function setUpTenant(sys: System, receiver: { url: string; secret: { value: string } }, opts: { hostTimezone?: string } = {}): Promise<Tenant> {
+export async function setUpTenant(sys: System, receiver: { url: string; secret: { value: string } }, opts: TenantOptions = {}): Promise<Tenant> {
   const ws = await admin(sys, 'POST', '/admin/v1/workspaces', { name: 'E2E Co' });
   const base = `/admin/v1/workspaces/${ws.id}`;
   const key = await admin(sys, 'POST', `${base}/api-keys`, { name: 'e2e', scopes: ALL_SCOPES, rate_limit: { limit: 100000, window_seconds: 10 } });
@@ -73,8 +83,11 @@ export async function setUpTenant(sys: System, receiver: { url: string; secret: 
   const day = [{ start: '00:00', end: '24:00' }];
   await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
   const calendarName = `cal-${ws.id.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
-  await admin(sys, 'PUT', `${base}/hosts/${host.id}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
+  if (opts.connectCalendar) await opts.connectCalendar(sys, ws.id, host.id);
+  else {
+    const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
+    await admin(sys, 'PUT', `${base}/hosts/${host.id}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
+  }
   const evt = await admin(sys, 'POST', `${base}/event-types`, { host_id: host.id, name: 'Demo call', slug: 'demo-call', duration_minutes: 30, meeting_type: 'video' });
   const endpoint = await admin(sys, 'POST', `${base}/webhook-endpoints`, { url: receiver.url, events: KINDS });
   receiver.secret.value = endpoint.secret;
