@@ -3,7 +3,7 @@ import { resolveAvailability, type HostSchedule } from './availability-resolver'
 import { bookabilityOf, slotRulesOf, type EventTypeView } from './event-type';
 import { addDays, formatLocal, localDateOf, startOfLocalDate } from './local-time';
 import { findSlotStarts, type Interval, type SlotEngineInput } from './slot-engine';
-import { slotsCacheKey, type SlotsCache } from './slots-cache';
+import { slotsCacheKey, type SlotsCache, type SlotsCacheTicket } from './slots-cache';
 
 /** Everything the Slots computation reads about one Event Type. */
 export interface SlotContext {
@@ -91,20 +91,53 @@ export async function listSlots(sources: SlotSources, workspaceId: string, event
   return (await computeSlots(sources, workspaceId, eventTypeId, query, now)).slots;
 }
 
+/** An answer being computed, for the requests that arrive meanwhile with the same key. */
+interface SlotsFlight {
+  ticket: SlotsCacheTicket;
+  answer: Promise<{ json: string; hostId: string; changesAt: number }>;
+}
+
+/** Per cache (one per process): the answers being computed, by cache key. */
+const flights = new WeakMap<SlotsCache, Map<string, SlotsFlight>>();
+
 /**
  * The same answer as listSlots, as the JSON text of its Slot array, from `cache` when it holds a
  * valid one. Errors (unknown or unbookable Event Type, calendar unavailable) are never cached.
+ *
+ * When an answer expires under load, every request for it would otherwise compute it at once. A
+ * request that finds the same key being computed joins that computation instead, when its answer is
+ * one the cache would serve to this request had it been stored already: nothing invalidated since its
+ * ticket (cache.stillValid) and this request's time before the answer's own expiry (its first slot
+ * entering the minimum notice). Otherwise it computes its own. A joined computation's error is this
+ * request's too, as it would be had it computed at the same moment.
  */
 export async function listSlotsJson(cache: SlotsCache, sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<string> {
   const key = slotsCacheKey(workspaceId, eventTypeId, query.from, query.to, query.timezone);
   const at = now.getTime();
   const hit = cache.get(key, at);
   if (hit !== undefined) return hit;
+
+  let inFlight = flights.get(cache);
+  if (!inFlight) flights.set(cache, (inFlight = new Map()));
+  const running = inFlight.get(key);
+  if (running && cache.stillValid(running.ticket, at)) {
+    const shared = await running.answer;
+    if (at < shared.changesAt) return shared.json;
+  }
+
   const ticket = cache.ticket(key, at);
-  const answer = await computeSlots(sources, workspaceId, eventTypeId, query, now);
-  const json = JSON.stringify(answer.slots);
-  cache.put(ticket, answer.hostId, json, answer.changesAt, at);
-  return json;
+  const flight: SlotsFlight = {
+    ticket,
+    answer: computeSlots(sources, workspaceId, eventTypeId, query, now).then((a) => ({ json: JSON.stringify(a.slots), hostId: a.hostId, changesAt: a.changesAt })),
+  };
+  inFlight.set(key, flight);
+  try {
+    const answer = await flight.answer;
+    cache.put(ticket, answer.hostId, answer.json, answer.changesAt, at);
+    return answer.json;
+  } finally {
+    if (inFlight.get(key) === flight) inFlight.delete(key);
+  }
 }
 
 export interface SlotCheckInput {

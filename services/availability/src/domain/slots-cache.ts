@@ -19,6 +19,12 @@ export interface SlotsCache {
    * that host's inputs changed meanwhile or it is already expired. True if stored.
    */
   put(ticket: SlotsCacheTicket, hostId: string, json: string, expiresAt: number, now: number): boolean;
+  /**
+   * Whether an answer computed from inputs read after `ticket` may still be served at `now`, as a
+   * stored one would be: the cache is serving, nothing was invalidated since the ticket, and the
+   * ticket is within the TTL. A request that finds the same answer being computed joins it only then.
+   */
+  stillValid(ticket: SlotsCacheTicket, now: number): boolean;
 }
 
 /** Taken before an answer's inputs are read; a change after it makes the answer unstorable. */

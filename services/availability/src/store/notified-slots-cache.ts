@@ -61,6 +61,10 @@ export class NotifiedSlotsCache implements SlotsCache, KeptInStep {
     return this.answers.put(ticket.key, answer, hostId, ticket.stamp);
   }
 
+  stillValid(ticket: SlotsCacheTicket, now: number): boolean {
+    return this.isEnabled() && ticket.stamp === this.answers.stamp() && now < ticket.at + this.opts.ttlMs;
+  }
+
   /** Something the answers of `hostId` depend on changed. */
   invalidate(hostId: string): void {
     this.answers.invalidate(hostId);
