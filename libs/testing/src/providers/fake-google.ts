@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ICAL from 'ical.js';
@@ -7,7 +7,7 @@ import ICAL from 'ical.js';
  * A local Google: the OAuth 2.0 authorization endpoint (accounts.google.com/o/oauth2/v2/auth: consent
  * is given at once, or refused with `denyConsent`, and the browser redirected to redirect_uri with
  * code + state or error + state), the token endpoint (refresh_token and authorization_code grants,
- * PKCE S256 checked) and the revoke endpoint (oauth2.googleapis.com/token, /revoke)
+ * PKCE S256 checked; an id token naming the consenting account when `openid` was asked) and the revoke endpoint (oauth2.googleapis.com/token, /revoke)
  * and the Calendar API v3 endpoints calendar-sync uses (events list/insert/get/patch/delete,
  * freeBusy), over plain HTTP on 127.0.0.1. Shapes follow Google's public reference: resource fields,
  * `{error:{code,message,errors:[{domain,reason,message}],status}}` error bodies, `nextPageToken`
@@ -217,10 +217,12 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   const clientSecret = opts.clientSecret ?? 'test-client-secret';
   const refreshTokens = new Map<string, { account: string; valid: boolean }>();
   /** Authorization codes handed out at consent: single use, bound to client, redirect URI and PKCE challenge. */
-  const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; used: boolean }>();
+  const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; scope: string; used: boolean }>();
   const accessTokens = new Map<string, { account: string; refreshToken: string | null; expiresAt: number }>();
   const calendars = new Map<string, { accessRole: string; meetAllowed: boolean; events: Map<string, Json>; etag: number; updated: string }>();
   const failures: Failure[] = [];
+  /** Signs the id tokens of consents that asked for openid (made at the first one). */
+  let signingKey: KeyObject | undefined;
   let stalls = 0;
   const calls: FakeGoogleCall[] = [];
   const bytes: Record<string, number> = {};
@@ -539,7 +541,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const code = `4/0A-${randomBytes(16).toString('hex')}`;
       const account = fake.consentAccount;
       ensureCalendar(account);
-      codes.set(code, { account, redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', offline: q.get('access_type') === 'offline', used: false });
+      codes.set(code, { account, redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', offline: q.get('access_type') === 'offline', scope: q.get('scope') ?? '', used: false });
       back.searchParams.set('code', code);
       back.searchParams.set('scope', q.get('scope') ?? '');
     }
@@ -560,13 +562,43 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     const refreshToken = code.offline ? fake.issueRefreshToken(code.account) : null;
     const accessToken = `ya29.at-${randomBytes(12).toString('hex')}`;
     accessTokens.set(accessToken, { account: code.account, refreshToken, expiresAt: Date.now() + fake.accessTokenTtlSec * 1000 });
+    const granted = code.scope.split(' ').filter(Boolean);
     return send(res, 'token', 200, {
       access_token: accessToken,
       expires_in: fake.accessTokenTtlSec,
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
-      scope: 'https://www.googleapis.com/auth/calendar.events',
+      // Google answers the granted scopes with their full names (openid stays openid).
+      scope: granted.map((s) => (s === 'email' || s === 'profile' ? `https://www.googleapis.com/auth/userinfo.${s}` : s)).join(' '),
       token_type: 'Bearer',
+      ...(granted.includes('openid') ? { id_token: idToken(code.account, granted.includes('email'), accessToken) } : {}),
     });
+  }
+
+  /**
+   * An id token as Google's (RS256 JWT: iss, azp, aud, sub, email + email_verified with the email
+   * scope, at_hash, iat, exp). Signed with a key made here, which nothing publishes: a client that
+   * checks signatures against Google's keys would refuse it, as it should a token from elsewhere.
+   */
+  function idToken(account: string, withEmail: boolean, accessToken: string): string {
+    const now = Math.floor(Date.now() / 1000);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const header = b64({ alg: 'RS256', kid: 'fake-google-key', typ: 'JWT' });
+    const atHash = createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url');
+    // Google's subject: the account's stable numeric id.
+    const sub = BigInt(`0x${createHash('sha256').update(account).digest('hex').slice(0, 16)}`).toString();
+    const payload = b64({
+      iss: 'https://accounts.google.com',
+      azp: clientId,
+      aud: clientId,
+      sub,
+      ...(withEmail ? { email: account, email_verified: true } : {}),
+      at_hash: atHash,
+      iat: now,
+      exp: now + 3600,
+    });
+    signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const signature = createSign('RSA-SHA256').update(`${header}.${payload}`).sign(signingKey).toString('base64url');
+    return `${header}.${payload}.${signature}`;
   }
 
   function token(res: http.ServerResponse, req: http.IncomingMessage, raw: string) {
