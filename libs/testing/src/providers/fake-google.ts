@@ -11,7 +11,8 @@ import ICAL from 'ical.js';
  * and the Calendar API v3 endpoints calendar-sync uses (events list/insert/get/patch/delete,
  * freeBusy), over plain HTTP on 127.0.0.1. Shapes follow Google's public reference: resource fields,
  * `{error:{code,message,errors:[{domain,reason,message}],status}}` error bodies, `nextPageToken`
- * paging, Retry-After on throttling, event ids in base32hex that stay taken after a delete.
+ * paging, `nextSyncToken` and incremental `syncToken` reads (changed and deleted events since; 410
+ * fullSyncRequired for a token it did not issue; 400 with time bounds), Retry-After on throttling, event ids in base32hex that stay taken after a delete.
  *
  * Simplifications: one time zone (UTC) for all-day events and recurrence expansion; recurrence
  * = RRULE and EXDATE lines (expanded with ical.js); `fields` is honoured for plain and nested
@@ -33,6 +34,16 @@ export interface FakeGoogleEvent {
 }
 
 type Json = Record<string, any>;
+
+interface FakeCalendar {
+  accessRole: string;
+  meetAllowed: boolean;
+  events: Map<string, Json>;
+  /** Event id → the calendar etag its last change made (what a sync token is compared with). */
+  changedAt: Map<string, number>;
+  etag: number;
+  updated: string;
+}
 
 interface Failure {
   status: number;
@@ -219,7 +230,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   /** Authorization codes handed out at consent: single use, bound to client, redirect URI and PKCE challenge. */
   const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; scope: string; used: boolean }>();
   const accessTokens = new Map<string, { account: string; refreshToken: string | null; expiresAt: number }>();
-  const calendars = new Map<string, { accessRole: string; meetAllowed: boolean; events: Map<string, Json>; etag: number; updated: string }>();
+  const calendars = new Map<string, FakeCalendar>();
   const failures: Failure[] = [];
   /** Signs the id tokens of consents that asked for openid (made at the first one). */
   let signingKey: KeyObject | undefined;
@@ -228,11 +239,13 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   const bytes: Record<string, number> = {};
 
   const ensureCalendar = (id: string, o: { accessRole?: string; meetAllowed?: boolean } = {}) => {
-    if (!calendars.has(id)) calendars.set(id, { accessRole: o.accessRole ?? 'owner', meetAllowed: o.meetAllowed ?? true, events: new Map(), etag: 1, updated: new Date().toISOString() });
+    if (!calendars.has(id)) calendars.set(id, { accessRole: o.accessRole ?? 'owner', meetAllowed: o.meetAllowed ?? true, events: new Map(), changedAt: new Map(), etag: 1, updated: new Date().toISOString() });
     return calendars.get(id)!;
   };
-  const touch = (cal: { etag: number; updated: string }) => {
+  /** A change of the calendar (of event `id`): the etag moves on, and the event is remembered as changed at it (sync tokens). */
+  const touch = (cal: FakeCalendar, id: string) => {
     cal.etag += 1;
+    cal.changedAt.set(id, cal.etag);
     // Strictly increasing even within one millisecond, as a marker must change on every change.
     const now = Math.max(Date.now(), Date.parse(cal.updated) + 1);
     cal.updated = new Date(now).toISOString();
@@ -274,7 +287,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const cal = ensureCalendar(calendarId);
       const stored = newEvent(calendarId, { ...event, id: event.id ?? randomId() });
       cal.events.set(stored.id, stored);
-      touch(cal);
+      touch(cal, stored.id);
       return stored;
     },
     events: (calendarId) => [...(calendars.get(calendarId)?.events.values() ?? [])],
@@ -399,7 +412,18 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     if (cal.accessRole === 'freeBusyReader') return send(res, endpoint, 404, apiError(404, 'notFound', 'Not Found'));
     if (method !== 'GET' && !canWrite) return send(res, endpoint, 403, apiError(403, 'requiredAccessLevel', 'You need to have writer access to this calendar.'));
 
-    if (endpoint === 'events.list') return out(200, list(cal, calendarId, q));
+    if (endpoint === 'events.list') {
+      if (q.has('syncToken')) {
+        // Google: an incremental sync takes none of the filters of a full one.
+        for (const p of ['timeMin', 'timeMax', 'updatedMin', 'q', 'iCalUID', 'orderBy', 'privateExtendedProperty', 'sharedExtendedProperty']) {
+          if (q.has(p)) return send(res, endpoint, 400, apiError(400, 'invalid', `Sync token cannot be used with the ${p} parameter.`));
+        }
+        const since = syncPoint(q.get('syncToken')!);
+        if (since === null || since > cal.etag) return send(res, endpoint, 410, apiError(410, 'fullSyncRequired', 'Sync token is no longer valid, a full sync is required.'));
+        return out(200, list(cal, calendarId, q, since));
+      }
+      return out(200, list(cal, calendarId, q));
+    }
 
     if (endpoint === 'events.insert') {
       if (!body.start || !body.end || (!body.start.dateTime && !body.start.date) || (!body.end.dateTime && !body.end.date)) {
@@ -415,7 +439,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
         event = { ...event, ...conference(conferenceData.createRequest) };
       }
       cal.events.set(event.id, event);
-      touch(cal);
+      touch(cal, event.id);
       return out(200, event);
     }
 
@@ -426,7 +450,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     if (endpoint === 'events.delete') {
       if (existing.status === 'cancelled') return send(res, endpoint, 410, apiError(410, 'deleted', 'Resource has been deleted'));
       cal.events.set(eventId, { ...existing, status: 'cancelled', updated: new Date().toISOString() });
-      touch(cal);
+      touch(cal, eventId);
       return send(res, endpoint, 204, null);
     }
     if (endpoint === 'events.patch') {
@@ -438,7 +462,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const moved = JSON.stringify([existing.start, existing.end]) !== JSON.stringify([next.start, next.end]);
       next = { ...next, etag: `"${Date.now()}${randomBytes(2).toString('hex')}"`, updated: new Date().toISOString(), sequence: existing.sequence + (moved ? 1 : 0) };
       cal.events.set(eventId, next);
-      touch(cal);
+      touch(cal, eventId);
       return out(200, next);
     }
     return send(res, endpoint, 405, apiError(400, 'badRequest', 'Method not allowed'));
@@ -457,7 +481,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     return { conferenceData: { ...conferenceData, entryPoints: [{ entryPointType: 'video', uri, label: uri.slice(8) }] }, hangoutLink: uri };
   }
 
-  function occurrences(cal: { events: Map<string, Json> }, from: number, to: number, single: boolean, showDeleted: boolean): Json[] {
+  function occurrences(cal: FakeCalendar, from: number, to: number, single: boolean, showDeleted: boolean): Json[] {
     const items: Json[] = [];
     for (const ev of cal.events.values()) {
       if (ev.status === 'cancelled' && !showDeleted) continue;
@@ -467,10 +491,24 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     return items.sort((a, b) => instant(a.start) - instant(b.start) || String(a.id).localeCompare(String(b.id)));
   }
 
-  function list(cal: { events: Map<string, Json>; etag: number; updated: string; accessRole: string }, calendarId: string, q: URLSearchParams): Json {
+  /** The calendar state a sync token stands for (the etag it was handed out at); null: not one of ours. */
+  function syncPoint(token: string): number | null {
+    const m = /^sync:(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+    return m ? Number(m[1]) : null;
+  }
+
+  /**
+   * events.list; with `since` (an incremental sync), only the events changed after that point, deleted
+   * ones included (status cancelled), recurring ones as their series (not expanded: there are no time
+   * bounds to expand them in).
+   */
+  function list(cal: FakeCalendar, calendarId: string, q: URLSearchParams, since?: number): Json {
     const from = q.has('timeMin') ? Date.parse(q.get('timeMin')!) : -8.64e15;
     const to = q.has('timeMax') ? Date.parse(q.get('timeMax')!) : 8.64e15;
-    const all = occurrences(cal, from, to, q.get('singleEvents') === 'true', q.get('showDeleted') === 'true');
+    const all =
+      since === undefined
+        ? occurrences(cal, from, to, q.get('singleEvents') === 'true', q.get('showDeleted') === 'true')
+        : [...cal.events.values()].filter((e) => (cal.changedAt.get(e.id) ?? 0) > since).sort((a, b) => (cal.changedAt.get(a.id) ?? 0) - (cal.changedAt.get(b.id) ?? 0));
     const max = Math.min(Number(q.get('maxResults') ?? 250), 2500, fake.pageSize ?? Infinity);
     const offset = q.has('pageToken') ? Number(Buffer.from(q.get('pageToken')!, 'base64url').toString('utf8').split(':')[1]) : 0;
     const items = all.slice(offset, offset + max);
