@@ -1,5 +1,7 @@
 // Busy reads from Google Calendar, which call is cheaper: events.list (singleEvents, the fields the
-// adapter asks for) as GoogleCalendarProvider reads, freeBusy.query, and the change-marker probe.
+// adapter asks for) as GoogleCalendarProvider reads, freeBusy.query, and the change-marker probe;
+// and the syncToken alternative: a full sync (no time bounds: the whole calendar, history included),
+// then incremental reads with nothing changed and after one change, beside today's probe + window read.
 // Against the local fake (libs/testing/src/providers/fake-google.ts), so the figures are requests and response bytes
 // per read (what Google's quota and the network see) plus the client-side time on this machine;
 // Google's own server time is not measured here.
@@ -10,6 +12,8 @@ import { GoogleOAuth } from '../src/providers/google/oauth';
 import { startFakeGoogle } from '@sched/testing';
 
 const SINGLES = 300;
+/** Past events outside the window (two years of history, ~10 a week): a full sync reads them, a window read does not. */
+const PAST_SINGLES = 1000;
 const WEEKLY_SERIES = 30;
 const ROUNDS = 15;
 const DAY = 86_400_000;
@@ -30,6 +34,10 @@ async function main(): Promise<void> {
       const s = new Date(start + Math.floor((i * 92 * DAY) / SINGLES) + 9 * 3_600_000);
       if (i % 10 === 0) google.addEvent(account, { summary: `all day ${i}`, start: { date: s.toISOString().slice(0, 10) }, end: { date: new Date(s.getTime() + DAY).toISOString().slice(0, 10) } });
       else google.addEvent(account, { summary: `meeting ${i}`, description: 'x'.repeat(200), start: { dateTime: s.toISOString() }, end: { dateTime: new Date(s.getTime() + 3_600_000).toISOString() } });
+    }
+    for (let i = 0; i < PAST_SINGLES; i++) {
+      const s = new Date(start - 2 * DAY - Math.floor((i * 730 * DAY) / PAST_SINGLES) + 10 * 3_600_000);
+      google.addEvent(account, { summary: `past ${i}`, description: 'x'.repeat(200), start: { dateTime: s.toISOString() }, end: { dateTime: new Date(s.getTime() + 3_600_000).toISOString() } });
     }
     for (let i = 0; i < WEEKLY_SERIES; i++) {
       const s = new Date(start - 30 * DAY + i * 3_600_000);
@@ -59,14 +67,54 @@ async function main(): Promise<void> {
       };
     };
 
+    const headers = { authorization: `Bearer ${accessToken}` };
+    // What an incremental reader would ask for: the adapter's fields plus the recurrence of a series (not expanded without time bounds).
+    const SYNC_FIELDS = 'nextPageToken,nextSyncToken,items(id,status,transparency,start,end,recurrence,recurringEventId,originalStartTime,attendees(self,responseStatus))';
+    /** Every page of one events.list read; its requests and response bytes, and the sync token it ends with. */
+    const syncRead = async (params: { syncToken?: string }) => {
+      const calls0 = google.count('events.list');
+      const bytes0 = google.bytes['events.list'] ?? 0;
+      let pageToken: string | undefined;
+      let items = 0;
+      for (;;) {
+        const { data } = await api.events.list({ calendarId: account, maxResults: 2500, fields: SYNC_FIELDS, pageToken, ...params }, { headers });
+        items += data.items?.length ?? 0;
+        if (data.nextPageToken) pageToken = data.nextPageToken;
+        else return { token: data.nextSyncToken!, requests: google.count('events.list') - calls0, response_bytes: (google.bytes['events.list'] ?? 0) - bytes0, items };
+      }
+    };
+    /** Today's refresh after a change: the marker probe, then the whole window read again. */
+    const probeAndWindow = async () => {
+      const calls0 = google.count('events.list');
+      const bytes0 = google.bytes['events.list'] ?? 0;
+      await provider.changeMarker(access);
+      await provider.listEvents(access, window);
+      return { requests: google.count('events.list') - calls0, response_bytes: (google.bytes['events.list'] ?? 0) - bytes0 };
+    };
+    const syncTokenReads = async () => {
+      const full = await syncRead({});
+      const unchanged = await syncRead({ syncToken: full.token });
+      // One event of the window moves (a host reschedules a meeting by hand).
+      const moved = google.events(account).find((e) => e.summary === 'meeting 5')!;
+      await api.events.patch({ calendarId: account, eventId: moved.id, requestBody: { start: { dateTime: new Date(Date.parse(moved.start.dateTime) + 3_600_000).toISOString() }, end: { dateTime: new Date(Date.parse(moved.end.dateTime) + 3_600_000).toISOString() } } }, { headers });
+      const oneChange = await syncRead({ syncToken: unchanged.token });
+      const today = await probeAndWindow();
+      const strip = ({ token: _t, ...rest }: Awaited<ReturnType<typeof syncRead>>) => rest;
+      return {
+        sync_token: { full_sync: strip(full), incremental_unchanged: strip(unchanged), incremental_after_one_change: strip(oneChange) },
+        today_after_one_change: today,
+      };
+    };
+
     const events = await provider.listEvents(access, window);
     const result = {
-      calendar: { singles: SINGLES, weekly_series: WEEKLY_SERIES, occurrences_in_window: events.length, window_days: 92 },
+      calendar: { singles: SINGLES, past_singles: PAST_SINGLES, weekly_series: WEEKLY_SERIES, occurrences_in_window: events.length, window_days: 92 },
       events_list: await measure('events.list', () => provider.listEvents(access, window)),
       free_busy: await measure('freeBusy', () =>
         api.freebusy.query({ requestBody: { timeMin: window.from.toISOString(), timeMax: window.to.toISOString(), items: [{ id: account }] } }, { headers: { authorization: `Bearer ${accessToken}` } }),
       ),
       change_marker: await measure('events.list', () => provider.changeMarker(access)),
+      ...(await syncTokenReads()),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

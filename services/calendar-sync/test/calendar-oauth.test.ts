@@ -64,7 +64,7 @@ describe('starting the OAuth connect flow', () => {
     expect(url.searchParams.get('response_type')).toBe('code');
     expect(url.searchParams.get('access_type')).toBe('offline');
     expect(url.searchParams.get('prompt')).toBe('consent');
-    expect(url.searchParams.get('scope')).toBe('https://www.googleapis.com/auth/calendar.events');
+    expect(url.searchParams.get('scope')).toBe('openid email https://www.googleapis.com/auth/calendar.events');
     const state = url.searchParams.get('state')!;
     expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const row = await storedState(state);
@@ -173,7 +173,7 @@ describe('the OAuth callback (round trip through the fakes)', () => {
     expect(res.body.data).toMatchObject({ provider: 'google', host_id: host.id, host_name: 'Grace <Host>' });
 
     const conn = (await db.adminPool.query('SELECT * FROM calendar_sync.calendar_connections WHERE host_id = $1', [host.id])).rows[0];
-    expect(conn).toMatchObject({ id: res.body.data.connection_id, provider: 'google', url: google.rootUrl, calendar_url: 'primary', status: 'connected' });
+    expect(conn).toMatchObject({ id: res.body.data.connection_id, provider: 'google', url: google.rootUrl, calendar_url: 'primary', status: 'connected', username: google.consentAccount });
     const refreshToken = sealer.open(conn.password_sealed, `calendar_sync.connection:${ws}:${host.id}`);
     expect(google.isRefreshTokenValid(refreshToken)).toBe(true);
     const tokens = (await db.adminPool.query('SELECT access_token_sealed FROM calendar_sync.connection_tokens WHERE host_id = $1', [host.id])).rows[0];
@@ -184,7 +184,7 @@ describe('the OAuth callback (round trip through the fakes)', () => {
     // The admin view shows the Google connection, without tokens.
     const view = await call(svc.url, 'GET', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`);
     expect(view.status).toBe(200);
-    expect(view.body.data.provider).toBe('google');
+    expect(view.body.data).toMatchObject({ provider: 'google', username: google.consentAccount });
     expect(view.text).not.toContain(refreshToken);
 
     google.addEvent(google.consentAccount, { summary: 'x', start: { dateTime: at(2, 9).toISOString() }, end: { dateTime: at(2, 10).toISOString() } });
@@ -295,5 +295,19 @@ describe('the OAuth callback (round trip through the fakes)', () => {
     const del2 = await call(svc.url, 'DELETE', `/admin/v1/workspaces/${ws}/hosts/${other.id}/calendar`);
     expect(del2.status).toBe(204);
     expect(svc.logs.join('\n')).toContain('could not revoke the OAuth grant');
+  });
+
+  it('DELETE of a Microsoft connection: 204, its tokens dropped, and no request to Microsoft (it has no revocation of one grant)', async () => {
+    const host = availability.addHost(ws);
+    expect((await callback(await consent(await start(host.id, 'microsoft')))).status).toBe(200);
+    const conn = (await db.adminPool.query('SELECT id FROM calendar_sync.calendar_connections WHERE host_id = $1', [host.id])).rows[0];
+    const tokenRows = async () => Number((await db.adminPool.query('SELECT count(*) FROM calendar_sync.connection_tokens WHERE connection_id = $1', [conn.id])).rows[0].count);
+    expect(await tokenRows()).toBe(1);
+    const requests = microsoft.calls.length;
+    const del = await call(svc.url, 'DELETE', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`);
+    expect(del.status).toBe(204);
+    expect(microsoft.calls.length).toBe(requests);
+    expect(await tokenRows()).toBe(0);
+    expect((await outboxEvents(db, 'calendar.connection_updated')).filter((e) => e.data.host_id === host.id).map((e) => e.data.status)).toEqual(['connected', 'disconnected']);
   });
 });

@@ -84,7 +84,7 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
   registerOAuthCallbackRoute(http, {
     calendarSync,
     countRequest: (key, start) => countRequest(counterPool, key, start),
-    policy: { limit: config.BOOKING_PAGE_RATE_LIMIT, windowSeconds: config.BOOKING_PAGE_RATE_WINDOW_SECONDS },
+    policy: { limit: config.OAUTH_CALLBACK_RATE_LIMIT, windowSeconds: config.OAUTH_CALLBACK_RATE_WINDOW_SECONDS },
     logger,
   });
 

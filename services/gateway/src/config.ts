@@ -16,6 +16,13 @@ const schema = serviceEnv('gateway', 8080).extend({
   BOOKING_PAGE_RATE_LIMIT: env.int(10, 1),
   BOOKING_PAGE_RATE_WINDOW_SECONDS: env.int(60, 1),
   /**
+   * Public OAuth callback (GET /oauth/callback, where Google / Microsoft send a host back after consent)
+   * per client IP and window: its own budget, so a visitor booking on the page and a host connecting a
+   * calendar from one office address do not use up each other's.
+   */
+  OAUTH_CALLBACK_RATE_LIMIT: env.int(10, 1),
+  OAUTH_CALLBACK_RATE_WINDOW_SECONDS: env.int(60, 1),
+  /**
    * express `trust proxy`: the number of proxies in front (e.g. 1: the ingress controller), so the page
    * rate limit counts real client IPs. 0 behind a proxy: every visitor shares the proxy's bucket; too
    * high: clients choose their own IP with X-Forwarded-For (deploy/README.md, "Network").

@@ -39,7 +39,14 @@ async function startCalendarSyncStub(): Promise<typeof calendarSync> {
 beforeAll(async () => {
   db = await createTestDatabase({ services: ['gateway'] });
   calendarSync = await startCalendarSyncStub();
-  gw = await startGateway(db, 'http://127.0.0.1:1', { CALENDAR_SYNC_URL: calendarSync.url, BOOKING_PAGE_RATE_LIMIT: '10', BOOKING_PAGE_RATE_WINDOW_SECONDS: '3600', LOG_LEVEL: 'debug' });
+  // The booking page's limit is set far apart from the callback's, so the limit test shows which one applies.
+  gw = await startGateway(db, 'http://127.0.0.1:1', {
+    CALENDAR_SYNC_URL: calendarSync.url,
+    OAUTH_CALLBACK_RATE_LIMIT: '10',
+    OAUTH_CALLBACK_RATE_WINDOW_SECONDS: '3600',
+    BOOKING_PAGE_RATE_LIMIT: '1000',
+    LOG_LEVEL: 'debug',
+  });
 });
 
 afterAll(async () => {
@@ -110,7 +117,7 @@ describe('GET /oauth/callback', () => {
     expect(calendarSync.seen.length).toBe(before);
   });
 
-  it('is limited per client address like the booking page (429 page with Retry-After)', async () => {
+  it('is limited per client address by OAUTH_CALLBACK_RATE_LIMIT, not the booking page\'s limit (429 page with Retry-After)', async () => {
     let limited: Awaited<ReturnType<typeof page>> | undefined;
     for (let i = 0; i < 12 && !limited; i++) {
       const res = await page('?state=x&code=c');
@@ -118,14 +125,21 @@ describe('GET /oauth/callback', () => {
     }
     expect(limited).toBeDefined();
     expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
+    // Within the hour window the callback was given (the booking page's is 60 s).
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(60);
     expect(limited!.html).toContain('Too many attempts');
+    // Counted apart: the callbacks used up their own budget, not the booking page's.
+    const counters = await db.adminPool.query(`SELECT key_id FROM gateway.rate_limit_counters`);
+    const keys: string[] = counters.rows.map((r) => r.key_id);
+    expect(keys.some((k) => k.startsWith('oauth:ip:'))).toBe(true);
+    expect(keys.filter((k) => k.startsWith('ip:'))).toEqual([]);
   });
 });
 
 describe('GET /oauth/callback with calendar-sync down', () => {
   let down: RunningGateway;
   beforeAll(async () => {
-    down = await startGateway(db, 'http://127.0.0.1:1', { CALENDAR_SYNC_URL: 'http://127.0.0.1:1', BOOKING_PAGE_RATE_LIMIT: '1000' });
+    down = await startGateway(db, 'http://127.0.0.1:1', { CALENDAR_SYNC_URL: 'http://127.0.0.1:1', OAUTH_CALLBACK_RATE_LIMIT: '1000' });
   });
   afterAll(async () => {
     await down?.close();

@@ -20,6 +20,7 @@ describe('gateway retention', () => {
   it('keeps rate-limit windows twice the longest window a key can have (2 h), or the configured one when longer', () => {
     expect(gatewayRetentionRules(config)[0]!.retentionMs).toBe(7_200_000);
     expect(gatewayRetentionRules({ ...config, BOOKING_PAGE_RATE_WINDOW_SECONDS: 7200 })[0]!.retentionMs).toBe(14_400_000);
+    expect(gatewayRetentionRules({ ...config, OAUTH_CALLBACK_RATE_WINDOW_SECONDS: 10_800 })[0]!.retentionMs).toBe(21_600_000);
   });
 
   it('prunes windows that started over 2 h ago (index-served) and keeps the others', async () => {

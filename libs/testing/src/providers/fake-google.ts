@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ICAL from 'ical.js';
@@ -7,11 +7,12 @@ import ICAL from 'ical.js';
  * A local Google: the OAuth 2.0 authorization endpoint (accounts.google.com/o/oauth2/v2/auth: consent
  * is given at once, or refused with `denyConsent`, and the browser redirected to redirect_uri with
  * code + state or error + state), the token endpoint (refresh_token and authorization_code grants,
- * PKCE S256 checked) and the revoke endpoint (oauth2.googleapis.com/token, /revoke)
+ * PKCE S256 checked; an id token naming the consenting account when `openid` was asked) and the revoke endpoint (oauth2.googleapis.com/token, /revoke)
  * and the Calendar API v3 endpoints calendar-sync uses (events list/insert/get/patch/delete,
  * freeBusy), over plain HTTP on 127.0.0.1. Shapes follow Google's public reference: resource fields,
  * `{error:{code,message,errors:[{domain,reason,message}],status}}` error bodies, `nextPageToken`
- * paging, Retry-After on throttling, event ids in base32hex that stay taken after a delete.
+ * paging, `nextSyncToken` and incremental `syncToken` reads (changed and deleted events since; 410
+ * fullSyncRequired for a token it did not issue; 400 with time bounds), Retry-After on throttling, event ids in base32hex that stay taken after a delete.
  *
  * Simplifications: one time zone (UTC) for all-day events and recurrence expansion; recurrence
  * = RRULE and EXDATE lines (expanded with ical.js); `fields` is honoured for plain and nested
@@ -33,6 +34,16 @@ export interface FakeGoogleEvent {
 }
 
 type Json = Record<string, any>;
+
+interface FakeCalendar {
+  accessRole: string;
+  meetAllowed: boolean;
+  events: Map<string, Json>;
+  /** Event id → the calendar etag its last change made (what a sync token is compared with). */
+  changedAt: Map<string, number>;
+  etag: number;
+  updated: string;
+}
 
 interface Failure {
   status: number;
@@ -217,20 +228,24 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
   const clientSecret = opts.clientSecret ?? 'test-client-secret';
   const refreshTokens = new Map<string, { account: string; valid: boolean }>();
   /** Authorization codes handed out at consent: single use, bound to client, redirect URI and PKCE challenge. */
-  const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; used: boolean }>();
+  const codes = new Map<string, { account: string; redirectUri: string; challenge: string | null; method: string; offline: boolean; scope: string; used: boolean }>();
   const accessTokens = new Map<string, { account: string; refreshToken: string | null; expiresAt: number }>();
-  const calendars = new Map<string, { accessRole: string; meetAllowed: boolean; events: Map<string, Json>; etag: number; updated: string }>();
+  const calendars = new Map<string, FakeCalendar>();
   const failures: Failure[] = [];
+  /** Signs the id tokens of consents that asked for openid (made at the first one). */
+  let signingKey: KeyObject | undefined;
   let stalls = 0;
   const calls: FakeGoogleCall[] = [];
   const bytes: Record<string, number> = {};
 
   const ensureCalendar = (id: string, o: { accessRole?: string; meetAllowed?: boolean } = {}) => {
-    if (!calendars.has(id)) calendars.set(id, { accessRole: o.accessRole ?? 'owner', meetAllowed: o.meetAllowed ?? true, events: new Map(), etag: 1, updated: new Date().toISOString() });
+    if (!calendars.has(id)) calendars.set(id, { accessRole: o.accessRole ?? 'owner', meetAllowed: o.meetAllowed ?? true, events: new Map(), changedAt: new Map(), etag: 1, updated: new Date().toISOString() });
     return calendars.get(id)!;
   };
-  const touch = (cal: { etag: number; updated: string }) => {
+  /** A change of the calendar (of event `id`): the etag moves on, and the event is remembered as changed at it (sync tokens). */
+  const touch = (cal: FakeCalendar, id: string) => {
     cal.etag += 1;
+    cal.changedAt.set(id, cal.etag);
     // Strictly increasing even within one millisecond, as a marker must change on every change.
     const now = Math.max(Date.now(), Date.parse(cal.updated) + 1);
     cal.updated = new Date(now).toISOString();
@@ -272,7 +287,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const cal = ensureCalendar(calendarId);
       const stored = newEvent(calendarId, { ...event, id: event.id ?? randomId() });
       cal.events.set(stored.id, stored);
-      touch(cal);
+      touch(cal, stored.id);
       return stored;
     },
     events: (calendarId) => [...(calendars.get(calendarId)?.events.values() ?? [])],
@@ -397,7 +412,18 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     if (cal.accessRole === 'freeBusyReader') return send(res, endpoint, 404, apiError(404, 'notFound', 'Not Found'));
     if (method !== 'GET' && !canWrite) return send(res, endpoint, 403, apiError(403, 'requiredAccessLevel', 'You need to have writer access to this calendar.'));
 
-    if (endpoint === 'events.list') return out(200, list(cal, calendarId, q));
+    if (endpoint === 'events.list') {
+      if (q.has('syncToken')) {
+        // Google: an incremental sync takes none of the filters of a full one.
+        for (const p of ['timeMin', 'timeMax', 'updatedMin', 'q', 'iCalUID', 'orderBy', 'privateExtendedProperty', 'sharedExtendedProperty']) {
+          if (q.has(p)) return send(res, endpoint, 400, apiError(400, 'invalid', `Sync token cannot be used with the ${p} parameter.`));
+        }
+        const since = syncPoint(q.get('syncToken')!);
+        if (since === null || since > cal.etag) return send(res, endpoint, 410, apiError(410, 'fullSyncRequired', 'Sync token is no longer valid, a full sync is required.'));
+        return out(200, list(cal, calendarId, q, since));
+      }
+      return out(200, list(cal, calendarId, q));
+    }
 
     if (endpoint === 'events.insert') {
       if (!body.start || !body.end || (!body.start.dateTime && !body.start.date) || (!body.end.dateTime && !body.end.date)) {
@@ -413,7 +439,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
         event = { ...event, ...conference(conferenceData.createRequest) };
       }
       cal.events.set(event.id, event);
-      touch(cal);
+      touch(cal, event.id);
       return out(200, event);
     }
 
@@ -424,7 +450,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     if (endpoint === 'events.delete') {
       if (existing.status === 'cancelled') return send(res, endpoint, 410, apiError(410, 'deleted', 'Resource has been deleted'));
       cal.events.set(eventId, { ...existing, status: 'cancelled', updated: new Date().toISOString() });
-      touch(cal);
+      touch(cal, eventId);
       return send(res, endpoint, 204, null);
     }
     if (endpoint === 'events.patch') {
@@ -436,7 +462,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const moved = JSON.stringify([existing.start, existing.end]) !== JSON.stringify([next.start, next.end]);
       next = { ...next, etag: `"${Date.now()}${randomBytes(2).toString('hex')}"`, updated: new Date().toISOString(), sequence: existing.sequence + (moved ? 1 : 0) };
       cal.events.set(eventId, next);
-      touch(cal);
+      touch(cal, eventId);
       return out(200, next);
     }
     return send(res, endpoint, 405, apiError(400, 'badRequest', 'Method not allowed'));
@@ -455,7 +481,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     return { conferenceData: { ...conferenceData, entryPoints: [{ entryPointType: 'video', uri, label: uri.slice(8) }] }, hangoutLink: uri };
   }
 
-  function occurrences(cal: { events: Map<string, Json> }, from: number, to: number, single: boolean, showDeleted: boolean): Json[] {
+  function occurrences(cal: FakeCalendar, from: number, to: number, single: boolean, showDeleted: boolean): Json[] {
     const items: Json[] = [];
     for (const ev of cal.events.values()) {
       if (ev.status === 'cancelled' && !showDeleted) continue;
@@ -465,10 +491,24 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     return items.sort((a, b) => instant(a.start) - instant(b.start) || String(a.id).localeCompare(String(b.id)));
   }
 
-  function list(cal: { events: Map<string, Json>; etag: number; updated: string; accessRole: string }, calendarId: string, q: URLSearchParams): Json {
+  /** The calendar state a sync token stands for (the etag it was handed out at); null: not one of ours. */
+  function syncPoint(token: string): number | null {
+    const m = /^sync:(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+    return m ? Number(m[1]) : null;
+  }
+
+  /**
+   * events.list; with `since` (an incremental sync), only the events changed after that point, deleted
+   * ones included (status cancelled), recurring ones as their series (not expanded: there are no time
+   * bounds to expand them in).
+   */
+  function list(cal: FakeCalendar, calendarId: string, q: URLSearchParams, since?: number): Json {
     const from = q.has('timeMin') ? Date.parse(q.get('timeMin')!) : -8.64e15;
     const to = q.has('timeMax') ? Date.parse(q.get('timeMax')!) : 8.64e15;
-    const all = occurrences(cal, from, to, q.get('singleEvents') === 'true', q.get('showDeleted') === 'true');
+    const all =
+      since === undefined
+        ? occurrences(cal, from, to, q.get('singleEvents') === 'true', q.get('showDeleted') === 'true')
+        : [...cal.events.values()].filter((e) => (cal.changedAt.get(e.id) ?? 0) > since).sort((a, b) => (cal.changedAt.get(a.id) ?? 0) - (cal.changedAt.get(b.id) ?? 0));
     const max = Math.min(Number(q.get('maxResults') ?? 250), 2500, fake.pageSize ?? Infinity);
     const offset = q.has('pageToken') ? Number(Buffer.from(q.get('pageToken')!, 'base64url').toString('utf8').split(':')[1]) : 0;
     const items = all.slice(offset, offset + max);
@@ -539,7 +579,7 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
       const code = `4/0A-${randomBytes(16).toString('hex')}`;
       const account = fake.consentAccount;
       ensureCalendar(account);
-      codes.set(code, { account, redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', offline: q.get('access_type') === 'offline', used: false });
+      codes.set(code, { account, redirectUri, challenge: q.get('code_challenge'), method: q.get('code_challenge_method') ?? 'plain', offline: q.get('access_type') === 'offline', scope: q.get('scope') ?? '', used: false });
       back.searchParams.set('code', code);
       back.searchParams.set('scope', q.get('scope') ?? '');
     }
@@ -560,13 +600,43 @@ export async function startFakeGoogle(opts: { clientId?: string; clientSecret?: 
     const refreshToken = code.offline ? fake.issueRefreshToken(code.account) : null;
     const accessToken = `ya29.at-${randomBytes(12).toString('hex')}`;
     accessTokens.set(accessToken, { account: code.account, refreshToken, expiresAt: Date.now() + fake.accessTokenTtlSec * 1000 });
+    const granted = code.scope.split(' ').filter(Boolean);
     return send(res, 'token', 200, {
       access_token: accessToken,
       expires_in: fake.accessTokenTtlSec,
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
-      scope: 'https://www.googleapis.com/auth/calendar.events',
+      // Google answers the granted scopes with their full names (openid stays openid).
+      scope: granted.map((s) => (s === 'email' || s === 'profile' ? `https://www.googleapis.com/auth/userinfo.${s}` : s)).join(' '),
       token_type: 'Bearer',
+      ...(granted.includes('openid') ? { id_token: idToken(code.account, granted.includes('email'), accessToken) } : {}),
     });
+  }
+
+  /**
+   * An id token as Google's (RS256 JWT: iss, azp, aud, sub, email + email_verified with the email
+   * scope, at_hash, iat, exp). Signed with a key made here, which nothing publishes: a client that
+   * checks signatures against Google's keys would refuse it, as it should a token from elsewhere.
+   */
+  function idToken(account: string, withEmail: boolean, accessToken: string): string {
+    const now = Math.floor(Date.now() / 1000);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const header = b64({ alg: 'RS256', kid: 'fake-google-key', typ: 'JWT' });
+    const atHash = createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url');
+    // Google's subject: the account's stable numeric id.
+    const sub = BigInt(`0x${createHash('sha256').update(account).digest('hex').slice(0, 16)}`).toString();
+    const payload = b64({
+      iss: 'https://accounts.google.com',
+      azp: clientId,
+      aud: clientId,
+      sub,
+      ...(withEmail ? { email: account, email_verified: true } : {}),
+      at_hash: atHash,
+      iat: now,
+      exp: now + 3600,
+    });
+    signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const signature = createSign('RSA-SHA256').update(`${header}.${payload}`).sign(signingKey).toString('base64url');
+    return `${header}.${payload}.${signature}`;
   }
 
   function token(res: http.ServerResponse, req: http.IncomingMessage, raw: string) {

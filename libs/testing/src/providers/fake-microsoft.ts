@@ -109,7 +109,13 @@ export interface FakeMicrosoft {
   /** The next consents are refused (redirect with error=access_denied). */
   denyConsent: boolean;
   issueRefreshToken(): string;
+  /** That one refresh token stops working (invalid_grant); tokens rotated in from it or before it keep working. */
   revokeRefreshToken(token: string): void;
+  /**
+   * The user (or the tenant admin) withdraws consent, or resets the password: every refresh token of the
+   * grant `token` belongs to (the one from the consent and all rotated in after it) stops working.
+   */
+  revokeGrant(token: string): void;
   /** Every access token issued so far stops working (401 InvalidAuthenticationToken). */
   expireAccessTokens(): void;
   addCalendar(opts?: { name?: string; canEdit?: boolean }): string;
@@ -166,7 +172,8 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
   const clientSecret = opts.clientSecret ?? `secret-${randomBytes(12).toString('hex')}`;
   const tenantId = randomUUID();
   const userId = randomUUID();
-  const refreshTokens = new Map<string, { revoked: boolean }>();
+  /** Each refresh token and the grant (consent) it belongs to: rotation hands out another token of the same grant. */
+  const refreshTokens = new Map<string, { revoked: boolean; grant: string }>();
   /** Authorization codes handed out at consent: single use, bound to redirect URI and PKCE challenge. */
   const codes = new Map<string, { redirectUri: string; challenge: string | null; method: string; used: boolean }>();
   const accessTokens = new Map<string, { valid: boolean }>();
@@ -317,7 +324,7 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
       return;
     }
     const presented = form.get('refresh_token') ?? '';
-    const rt = form.get('grant_type') === 'authorization_code' ? { revoked: false } : refreshTokens.get(presented);
+    const rt = form.get('grant_type') === 'authorization_code' ? { revoked: false, grant: randomUUID() } : refreshTokens.get(presented);
     if (!rt) {
       aadFail(res, 400, 'invalid_grant', 9002313, 'Invalid request. Request is malformed or invalid.');
       return;
@@ -329,7 +336,7 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
     const accessToken = `eyJ0eXAiOiJKV1QifQ.${randomBytes(24).toString('base64url')}`;
     accessTokens.set(accessToken, { valid: true });
     // A new refresh token with every answer; the old one keeps working (as for confidential clients).
-    const next = issueRefreshToken();
+    const next = issueRefreshToken(rt.grant);
     const scopes = (form.get('scope') ?? '').split(' ').filter(Boolean);
     send(res, 200, {
       token_type: 'Bearer',
@@ -368,9 +375,10 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
     res.end();
   }
 
-  function issueRefreshToken(): string {
+  /** A refresh token of `grant` (none: of a new grant, as at a consent). */
+  function issueRefreshToken(grant: string = randomUUID()): string {
     const token = `0.A${randomBytes(48).toString('base64url')}`;
-    refreshTokens.set(token, { revoked: false });
+    refreshTokens.set(token, { revoked: false, grant });
     return token;
   }
 
@@ -723,10 +731,14 @@ export async function startFakeMicrosoft(opts: { clientId?: string; clientSecret
     pageLimit: 1000,
     teams: true,
     denyConsent: false,
-    issueRefreshToken,
+    issueRefreshToken: () => issueRefreshToken(),
     revokeRefreshToken(t) {
       const rt = refreshTokens.get(t);
       if (rt) rt.revoked = true;
+    },
+    revokeGrant(t) {
+      const grant = refreshTokens.get(t)?.grant;
+      for (const rt of refreshTokens.values()) if (grant !== undefined && rt.grant === grant) rt.revoked = true;
     },
     expireAccessTokens() {
       for (const t of accessTokens.values()) t.valid = false;

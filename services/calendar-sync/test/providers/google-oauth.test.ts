@@ -1,4 +1,5 @@
-import { GoogleOAuth } from '../../src/providers/google/oauth';
+import { createHash, randomBytes } from 'node:crypto';
+import { accountOf, GoogleOAuth } from '../../src/providers/google/oauth';
 import { startFakeGoogle, type FakeGoogle } from '@sched/testing';
 import { providerFailure } from '../support/provider-failure';
 
@@ -84,5 +85,38 @@ describe('GoogleOAuth', () => {
     expect(google.isRefreshTokenValid(refreshToken)).toBe(false);
     expect((await providerFailure(oauth.refresh(refreshToken))).kind).toBe('reauthorization_required');
     await expect(oauth.revoke(refreshToken)).resolves.toBeUndefined();
+  });
+
+  it("the code exchange names the Google account from the id token (openid email asked at consent)", async () => {
+    google.consentAccount = 'named-host@example.com';
+    const verifier = randomBytes(32).toString('base64url');
+    const redirectUri = 'https://sched.example/oauth/callback';
+    const url = new URL(await oauth.authorizationUrl({ state: 's', codeChallenge: createHash('sha256').update(verifier).digest('base64url'), redirectUri }));
+    expect(url.searchParams.get('scope')!.split(' ')).toEqual(['openid', 'email', 'https://www.googleapis.com/auth/calendar.events']);
+    const back = await fetch(url, { redirect: 'manual' });
+    const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
+    const grant = await oauth.exchangeCode({ code, codeVerifier: verifier, redirectUri });
+    expect(grant.account).toBe('named-host@example.com');
+    expect(google.isRefreshTokenValid(grant.refreshToken)).toBe(true);
+  });
+});
+
+describe('accountOf (the id token of a code exchange)', () => {
+  const jwt = (claims: Record<string, unknown>) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+  const good = { iss: 'https://accounts.google.com', aud: 'client-1', sub: '1', email: 'a@example.com', email_verified: true };
+
+  it('reads the verified email of a token Google issued for this client', () => {
+    expect(accountOf(jwt(good), 'client-1')).toBe('a@example.com');
+    expect(accountOf(jwt({ ...good, iss: 'accounts.google.com', aud: ['other', 'client-1'] }), 'client-1')).toBe('a@example.com');
+  });
+
+  it('is null for no token, another client, another issuer, an unverified or missing email, or garbage', () => {
+    expect(accountOf(undefined, 'client-1')).toBeNull();
+    expect(accountOf(jwt(good), 'client-2')).toBeNull();
+    expect(accountOf(jwt({ ...good, iss: 'https://evil.example' }), 'client-1')).toBeNull();
+    expect(accountOf(jwt({ ...good, email_verified: false }), 'client-1')).toBeNull();
+    expect(accountOf(jwt({ ...good, email: undefined }), 'client-1')).toBeNull();
+    expect(accountOf('not-a-jwt', 'client-1')).toBeNull();
+    expect(accountOf('a.%%%.c', 'client-1')).toBeNull();
   });
 });

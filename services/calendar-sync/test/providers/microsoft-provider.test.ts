@@ -228,6 +228,17 @@ describe('MicrosoftProvider event writes', () => {
     expect(written.joinUrl).toMatch(/^https:\/\/teams\.microsoft\.com\/l\/meetup-join\//);
   });
 
+  it('asks for no Teams meeting when none is asked: a meeting that is not video, or a video one with its own link', async () => {
+    const cal = fake.addCalendar();
+    const { provider, access } = connect({ calendarId: cal });
+    const phone = await provider.putEvent(access, bookingEvent(newBookingId(), at(3, 9), at(3, 10)));
+    const ownLink = await provider.putEvent(access, bookingEvent(newBookingId(), at(3, 11), at(3, 12), 1, { video: true, joinUrl: 'https://video.example.com/x' }));
+    expect(fake.events(cal)).toHaveLength(2);
+    for (const event of fake.events(cal)) expect(event).toMatchObject({ isOnlineMeeting: false, onlineMeeting: null });
+    // No link made by the provider (WrittenEvent.joinUrl absent or null).
+    expect([phone.joinUrl ?? null, ownLink.joinUrl ?? null]).toEqual([null, null]);
+  });
+
   it('never sends the token to a stored event URL on another origin', async () => {
     const { provider, access } = connect();
     await expect(provider.deleteEvent(access, 'https://elsewhere.example/v1.0/me/events/AAMk')).rejects.toMatchObject({ kind: 'rejected' });

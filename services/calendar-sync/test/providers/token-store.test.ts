@@ -87,6 +87,34 @@ function replica(opts: { db?: Db; box?: SecretBox; now?: () => number; endpoints
 }
 
 
+/** The stored access token of a connection expires `seconds` from now (as an hour after its refresh would). */
+async function expireIn(connectionId: string, seconds: number): Promise<void> {
+  const res = await db.adminPool.query(`UPDATE calendar_sync.connection_tokens SET access_token_expires_at = now() + make_interval(secs => $2) WHERE connection_id = $1`, [connectionId, seconds]);
+  expect(res.rowCount).toBe(1);
+}
+
+/**
+ * Replicas set up to race: each one's token endpoint waits before calling the real one (so every replica
+ * is past its unlocked read before the first refresh commits), and every taking of the row lock is counted.
+ */
+function racing(real: Partial<Record<ProviderName, TokenEndpoint>>) {
+  let holders = 0;
+  const slow: Partial<Record<ProviderName, TokenEndpoint>> = {};
+  for (const [provider, endpoint] of Object.entries(real) as Array<[ProviderName, TokenEndpoint]>) {
+    slow[provider] = {
+      async refresh(rt, signal) {
+        await new Promise((r) => setTimeout(r, 300));
+        return endpoint.refresh(rt, signal);
+      },
+    };
+  }
+  const replicaOn = (d: Db) => {
+    const rows = createTokenRows(d);
+    return replica({ db: d, endpoints: slow, rows: { read: rows.read, whileLocked: (c, ms, fn) => (holders++, rows.whileLocked(c, ms, fn)) } });
+  };
+  return { replicaOn, lockHolders: () => holders };
+}
+
 async function tokenRow(connectionId: string): Promise<Record<string, any>> {
   const res = await db.adminPool.query('SELECT * FROM calendar_sync.connection_tokens WHERE connection_id = $1', [connectionId]);
   return res.rows[0];
@@ -156,6 +184,41 @@ describe('ConnectionTokenStore (Google)', () => {
     expect(endpointCalls).toBe(1);
     expect(google.count('token') - before).toBe(1);
     expect(ta).toBe(tb);
+  });
+
+  it('a stored token about to expire, needed by three replicas at once: one refresh request reaches the token endpoint, all three use its token', async () => {
+    const conn = await connection('google', google.issueRefreshToken());
+    const access = accessFor(conn, sealer);
+    const old = await replica().accessToken(access);
+    // 60 s left: inside every replica's 5-minute margin, so each one decides to refresh.
+    await expireIn(conn.id, 60);
+    const { replicaOn, lockHolders } = racing({ google: googleOAuth });
+    const before = google.count('token');
+    const replicas = [replicaOn(dbA), replicaOn(dbB), replicaOn(dbB)];
+    const tokens = await Promise.all(replicas.map((r) => r.accessToken(access)));
+    // All three got past their own read of the expiring token and asked for the row lock.
+    expect(lockHolders()).toBe(3);
+    expect(google.count('token') - before).toBe(1);
+    expect(new Set(tokens).size).toBe(1);
+    expect(tokens[0]).not.toBe(old);
+    expect(await works(tokens[0]!)).toBe(true);
+    const row = await tokenRow(conn.id);
+    expect(sealer.open(row.access_token_sealed, tokenAad(ws, conn.hostId))).toBe(tokens[0]);
+    expect(row.access_token_expires_at.getTime()).toBeGreaterThan(Date.now() + 50 * 60_000);
+  });
+
+  it('two replicas meeting a 401 with the same token at once: one refresh request reaches the token endpoint', async () => {
+    const conn = await connection('google', google.issueRefreshToken());
+    const access = accessFor(conn, sealer);
+    const old = await replica().accessToken(access);
+    const { replicaOn, lockHolders } = racing({ google: googleOAuth });
+    const before = google.count('token');
+    const [ta, tb] = await Promise.all([replicaOn(dbA).refreshed(access, old), replicaOn(dbB).refreshed(access, old)]);
+    expect(lockHolders()).toBe(2);
+    expect(google.count('token') - before).toBe(1);
+    expect(ta).toBe(tb);
+    expect(ta).not.toBe(old);
+    expect(await works(ta)).toBe(true);
   });
 
   it("refreshed() after a 401: another replica's newer token is used without a call; else one forced refresh", async () => {
@@ -257,6 +320,29 @@ describe('ConnectionTokenStore (Microsoft: rotated refresh tokens)', () => {
     // The connection's password (and so its identity for the domain's checks) is unchanged.
     const c = await db.adminPool.query('SELECT password_sealed, status FROM calendar_sync.calendar_connections WHERE id = $1', [conn.id]);
     expect(c.rows[0]).toEqual({ password_sealed: conn.passwordSealed, status: 'connected' });
+  });
+});
+
+describe('ConnectionTokenStore (Microsoft: replicas racing on an expiring token)', () => {
+  it('one refresh request reaches the token endpoint; the refresh token it rotated in is stored once and used by all', async () => {
+    const conn = await connection('microsoft', microsoft.issueRefreshToken());
+    const access = accessFor(conn, sealer);
+    await replica().accessToken(access);
+    const rotatedBefore = sealer.open((await tokenRow(conn.id)).refresh_token_sealed, tokenAad(ws, conn.hostId));
+    await expireIn(conn.id, 30);
+    const { replicaOn, lockHolders } = racing({ microsoft: microsoftOAuth });
+    const tokenCalls = () => microsoft.calls.filter((c) => c.kind === 'token').length;
+    const before = tokenCalls();
+    const tokens = await Promise.all([replicaOn(dbA).accessToken(access), replicaOn(dbB).accessToken(access)]);
+    expect(lockHolders()).toBe(2);
+    expect(tokenCalls() - before).toBe(1);
+    expect(tokens[0]).toBe(tokens[1]);
+    const row = await tokenRow(conn.id);
+    const rotated = sealer.open(row.refresh_token_sealed, tokenAad(ws, conn.hostId));
+    expect(rotated).not.toBe(rotatedBefore);
+    // The refresh was made with the previously rotated token: revoking it now changes nothing, the new one works.
+    microsoft.revokeRefreshToken(rotatedBefore);
+    await expect(replica().refreshed(access, tokens[0]!)).resolves.toEqual(expect.any(String));
   });
 });
 

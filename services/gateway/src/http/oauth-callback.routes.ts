@@ -9,7 +9,7 @@ import { decide, windowStart, type RateLimitPolicy } from '../domain/rate-limit'
 export interface OAuthCallbackDeps {
   calendarSync: InternalClient;
   countRequest: (counterKey: string, windowStart: Date) => Promise<number>;
-  /** Per client IP, as the booking page's POSTs (BOOKING_PAGE_RATE_LIMIT). */
+  /** Per client IP (OAUTH_CALLBACK_RATE_LIMIT per OAUTH_CALLBACK_RATE_WINDOW_SECONDS), counted apart from the booking page's. */
   policy: RateLimitPolicy;
   logger: Logger;
 }
@@ -53,8 +53,8 @@ const notConnected = (status: number, message: string): Page => ({ status, title
  * The OAuth redirect URI (OAUTH_REDIRECT_URL of calendar-sync points here): public, no credential.
  * What the provider's redirect carried (state + code, or state + error) goes to calendar-sync's
  * internal callback, which consumes the state and saves the connection; the answer is a small HTML
- * page saying connected (provider, host) or why not. Limited per client IP like the booking page's
- * POSTs. The code and state are never logged (the request log line has the route only) and never
+ * page saying connected (provider, host) or why not. Limited per client IP, with its own setting and
+ * counters (`oauth:ip:<address>`), not the booking page's. The code and state are never logged (the request log line has the route only) and never
  * shown.
  */
 export function registerOAuthCallbackRoute(http: HttpApp, deps: OAuthCallbackDeps): void {

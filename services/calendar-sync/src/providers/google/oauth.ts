@@ -3,11 +3,16 @@ import { ProviderError } from '../../domain/calendar-provider';
 import type { OAuthGrant } from '../../domain/ports';
 
 /**
- * The one scope asked at consent: the adapter only calls events.list / insert / patch / delete
- * (busy times are read from events.list, the calendar checked with it too), all covered by
- * calendar.events; calendar.readonly would add nothing it uses.
+ * The scopes asked at consent. Calendar: only calendar.events; the adapter calls events.list / insert /
+ * patch / delete and nothing else (busy times are read from events.list, the calendar checked with it
+ * too), so calendar.readonly would add nothing it uses. Identity: `openid email` (non-sensitive), so the
+ * code exchange answers an id token naming the Google account, shown as the connection's `username`
+ * (which account a host connected is what an admin asks first when events land in the wrong calendar).
  */
-export const GOOGLE_SCOPES = ['https://www.googleapis.com/auth/calendar.events'];
+export const GOOGLE_SCOPES = ['openid', 'email', 'https://www.googleapis.com/auth/calendar.events'];
+
+/** Issuers of Google's id tokens (OpenID Connect discovery document of accounts.google.com). */
+const GOOGLE_ISSUERS = new Set(['https://accounts.google.com', 'accounts.google.com']);
 
 export interface GoogleOAuthOptions {
   clientId: string;
@@ -83,7 +88,12 @@ export class GoogleOAuth {
       // Only at consent with access_type=offline (both asked for): without it the connection could not last an hour.
       if (!tokens.refresh_token) throw new ProviderError('rejected', 'the Google token endpoint answered without a refresh token');
       const expiry = tokens.expiry_date;
-      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, expiresAt: typeof expiry === 'number' ? new Date(expiry) : null, account: null };
+      return {
+        accessToken: tokens.access_token,
+        refreshToken: tokens.refresh_token,
+        expiresAt: typeof expiry === 'number' ? new Date(expiry) : null,
+        account: accountOf(tokens.id_token, this.opts.clientId),
+      };
     } catch (err) {
       throw tokenError(err, 'code exchange');
     }
@@ -124,6 +134,28 @@ export class GoogleOAuth {
     });
     return client;
   }
+}
+
+/**
+ * The verified email address an id token names, or null (no id token, not for this client, not from
+ * Google, address not verified, unreadable). Its signature is not checked: the token came in the
+ * answer of Google's token endpoint over TLS to this service, which OpenID Connect Core §3.1.3.7
+ * allows in place of the signature; and the name is only shown, never used to authorize anything.
+ */
+export function accountOf(idToken: string | null | undefined, clientId: string): string | null {
+  const payload = idToken?.split('.')[1];
+  if (!payload) return null;
+  let claims: { iss?: unknown; aud?: unknown; email?: unknown; email_verified?: unknown };
+  try {
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as typeof claims;
+  } catch {
+    return null;
+  }
+  if (!claims || typeof claims !== 'object') return null;
+  const audience = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (typeof claims.iss !== 'string' || !GOOGLE_ISSUERS.has(claims.iss) || !audience.includes(clientId)) return null;
+  if (claims.email_verified !== true || typeof claims.email !== 'string' || claims.email.length === 0 || claims.email.length > 320) return null;
+  return claims.email;
 }
 
 function tokenError(err: unknown, what: string): ProviderError {

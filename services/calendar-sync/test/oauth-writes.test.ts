@@ -1,0 +1,153 @@
+import { newId, toTimestamp, type Booking } from '@sched/contracts';
+import { createDb } from '@sched/db';
+import { secretBoxFromEnv } from '@sched/secrets';
+import { createTestDatabase, makeBooking, startOAuthFakes, testAmqp, waitFor, type OAuthFakes, type TestDatabase } from '@sched/testing';
+import type { ProviderName } from '../src/domain/calendar-provider';
+import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
+import { googleEventId } from '../src/providers/google/event-id';
+import { createStore } from '../src/store/create-store';
+import { at, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync } from './support/harness';
+
+/**
+ * Calendar writes of Google and Microsoft connections inside calendar-sync as main.ts wires it (booking.*
+ * consumer → domain → real adapters → token store on Postgres → the fakes), and what a revoked grant
+ * does to them (issue 19: "invalid_grant marks the connection reauthorization_required, fails closed,
+ * emits calendar.failed for pending writes with a clear error_code, and shows on the connection's
+ * status"): every write waiting for the connection fails at once with `calendar.sync_failed`
+ * `auth_failed` (booking turns it into `calendar.failed`), no retries, and the connection goes to
+ * `error`/`auth_failed` with one `calendar.connection_updated`.
+ */
+
+const RETRY_DELAYS = [200, 400];
+
+let db: TestDatabase;
+let fakes: OAuthFakes;
+let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
+let svc: RunningCalendarSync;
+let publisher: Awaited<ReturnType<typeof startPublisher>>;
+const amqp = testAmqp();
+const ws = newId('wsp');
+const sealer = secretBoxFromEnv({ SECRETS_KEY });
+
+beforeAll(async () => {
+  [db, fakes, availability] = await Promise.all([createTestDatabase({ services: ['calendar-sync'] }), startOAuthFakes(), startAvailabilityStub()]);
+  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { ...fakes.env, CALENDAR_WRITE_RETRY_DELAYS_MS: RETRY_DELAYS.join(',') } });
+  publisher = await startPublisher(amqp);
+});
+
+afterAll(async () => {
+  await publisher?.broker.close();
+  await svc?.stop();
+  await Promise.all([fakes?.close(), availability?.close()]);
+  await cleanupBroker(amqp, RETRY_DELAYS);
+  await db?.drop();
+});
+
+/** A host connected to the provider as the connect flow saves it (refresh token sealed as the password); no conferencing template. */
+async function connectedHost(provider: ProviderName, refreshToken: string, calendarUrl: string): Promise<string> {
+  const host = availability.addHost(ws, { timezone: 'UTC', conferencing_url_template: null });
+  await createStore(createDb(db.pool('calendar-sync'))).saveConnection(
+    {
+      id: newId('cal'),
+      workspaceId: ws,
+      hostId: host.id,
+      provider,
+      url: provider === 'google' ? fakes.google.rootUrl : fakes.microsoft.url,
+      username: 'host@example.com',
+      passwordSealed: sealer.seal(refreshToken, passwordAad(ws, host.id)),
+      calendarUrl,
+      hostTimezone: 'UTC',
+      conferencingUrlTemplate: null,
+    },
+    connectionUpdatedEvent({ workspaceId: ws, hostId: host.id }, 'connected', null),
+  );
+  return host.id;
+}
+
+async function resultFor(booking: Booking) {
+  return waitFor(
+    async () =>
+      (await outboxEvents(db)).find((e) => (e.type === 'calendar.synced' || e.type === 'calendar.sync_failed') && e.data.booking_id === booking.id && e.data.booking_version === booking.version) ?? null,
+    { timeoutMs: 10_000 },
+  );
+}
+
+async function connectionState(hostId: string) {
+  const row = (await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE host_id = $1', [hostId])).rows[0];
+  const updates = (await outboxEvents(db, 'calendar.connection_updated')).filter((e) => e.data.host_id === hostId).map((e) => `${e.data.status}:${e.data.error_code}`);
+  return { row, updates };
+}
+
+async function storedAccessToken(hostId: string): Promise<string> {
+  const res = await db.adminPool.query('SELECT access_token_sealed FROM calendar_sync.connection_tokens WHERE host_id = $1', [hostId]);
+  return sealer.open(res.rows[0].access_token_sealed, tokenAad(ws, hostId));
+}
+
+/** The consumer's attempts at one Booking version, from its log lines. */
+function attempts(booking: Booking): number[] {
+  return svc.logs
+    .flatMap((chunk) => chunk.split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l) as { booking_id?: string; booking_version?: number; attempt?: number; msg?: string })
+    .filter((l) => l.booking_id === booking.id && l.booking_version === booking.version && typeof l.attempt === 'number')
+    .map((l) => l.attempt!);
+}
+
+describe('Google: writes through the service, then a revoked grant', () => {
+  it('writes the event (Meet link as join_url), then, the grant revoked, fails every pending write at once with auth_failed and breaks the connection once', async () => {
+    const account = 'writer@example.com';
+    const refreshToken = fakes.google.issueRefreshToken(account);
+    const hostId = await connectedHost('google', refreshToken, account);
+
+    const first = makeBooking({ host_id: hostId, start_at: toTimestamp(at(3, 9)) });
+    await publisher.publish('booking.created', ws, first);
+    const synced = await resultFor(first);
+    expect(synced).toMatchObject({ type: 'calendar.synced', data: { status: 'synced', join_url: expect.stringMatching(/^https:\/\/meet\.google\.com\//) } });
+    expect(fakes.google.event(account, googleEventId(`${first.id}@scheduling-service`))).toMatchObject({ status: 'confirmed', start: { dateTime: first.start_at } });
+    const accessToken = await storedAccessToken(hostId);
+
+    // The host removes the app's access in their Google account: the refresh token is dead, and so is the access token.
+    fakes.google.revokeRefreshToken(refreshToken);
+    fakes.google.expireAccessTokens();
+    const pending = [makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 9)) }), makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 11)) })];
+    for (const b of pending) await publisher.publish('booking.created', ws, b);
+    for (const b of pending) {
+      expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
+      // At once: the first attempt records the failure, the consumer's retries are not used.
+      expect(attempts(b)).toEqual([1]);
+    }
+    expect(await connectionState(hostId)).toEqual({ row: { status: 'error', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+    // Nothing was written for them.
+    for (const b of pending) expect(fakes.google.event(account, googleEventId(`${b.id}@scheduling-service`))).toBeUndefined();
+
+    const logs = svc.logs.join('\n');
+    for (const secret of [refreshToken, accessToken, fakes.google.clientSecret]) expect(logs).not.toContain(secret);
+  });
+});
+
+describe('Microsoft: writes through the service, then a revoked grant', () => {
+  it('writes the event (Teams link as join_url), then, consent withdrawn, fails every pending write at once with auth_failed and breaks the connection once', async () => {
+    const calendarId = fakes.microsoft.addCalendar({ name: 'Writes' });
+    const refreshToken = fakes.microsoft.issueRefreshToken();
+    const hostId = await connectedHost('microsoft', refreshToken, calendarId);
+
+    const first = makeBooking({ host_id: hostId, start_at: toTimestamp(at(3, 9)) });
+    await publisher.publish('booking.created', ws, first);
+    expect(await resultFor(first)).toMatchObject({ type: 'calendar.synced', data: { status: 'synced', join_url: expect.stringMatching(/^https:\/\//) } });
+    expect(fakes.microsoft.events(calendarId).filter((e) => e.extendedProperties.some((p) => p.value === `${first.id}@scheduling-service`))).toHaveLength(1);
+    const accessToken = await storedAccessToken(hostId);
+
+    // Consent withdrawn: every refresh token of the grant (the rotated one the store now holds too) is refused.
+    fakes.microsoft.revokeGrant(refreshToken);
+    fakes.microsoft.expireAccessTokens();
+    const pending = [makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 9)) }), makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 11)) })];
+    for (const b of pending) await publisher.publish('booking.created', ws, b);
+    for (const b of pending) {
+      expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
+      expect(attempts(b)).toEqual([1]);
+    }
+    expect(await connectionState(hostId)).toEqual({ row: { status: 'error', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+
+    const logs = svc.logs.join('\n');
+    for (const secret of [refreshToken, accessToken, fakes.microsoft.clientSecret]) expect(logs).not.toContain(secret);
+  });
+});
