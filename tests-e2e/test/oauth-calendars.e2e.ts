@@ -155,7 +155,7 @@ describe.each(CASES)('a host on $label, connected with OAuth', (c) => {
     expect(outcome.text).toContain(`${c.label} is now connected for ${c.hostName}.`);
 
     const connection = await admin(sys, 'GET', `/admin/v1/workspaces/${t.workspaceId}/hosts/${host.hostId}/calendar`);
-    expect(connection).toMatchObject({ host_id: host.hostId, provider: c.provider, calendar_url: c.calendarUrl() });
+    expect(connection).toMatchObject({ host_id: host.hostId, provider: c.provider, calendar_url: c.calendarUrl(), status: 'connected', error_code: null });
     await waitBookable(t, host.eventTypeId);
     expect(await t.client.eventTypes.get(host.eventTypeId)).toMatchObject({ bookable: true, unavailable_reason: null });
   });

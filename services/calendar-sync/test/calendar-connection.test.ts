@@ -46,6 +46,8 @@ describe('PUT /admin/v1/workspaces/:ws/hosts/:host/calendar', () => {
       username: 'alice',
       // Discovery picked the first calendar of alice's calendar home.
       calendar_url: expect.stringMatching(new RegExp(`^${radicale.url}/alice/(work|private)/$`)),
+      status: 'connected',
+      error_code: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

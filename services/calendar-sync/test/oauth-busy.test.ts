@@ -98,7 +98,7 @@ describe('busy times of OAuth connections, through the real adapters and the tok
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('calendar_unavailable');
     const row = await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE host_id = $1', [hostId]);
-    expect(row.rows[0]).toEqual({ status: 'error', error_code: 'auth_failed' });
+    expect(row.rows[0]).toEqual({ status: 'reauthorization_required', error_code: 'auth_failed' });
   });
 
   it('Microsoft: events read from fake-microsoft over HTTPS (its CA from MICROSOFT_CA_FILE) with a token from its token endpoint', async () => {

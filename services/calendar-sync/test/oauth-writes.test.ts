@@ -6,7 +6,7 @@ import type { ProviderName } from '../src/domain/calendar-provider';
 import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
 import { googleEventId } from '../src/providers/google/event-id';
 import { createStore } from '../src/store/create-store';
-import { at, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync } from './support/harness';
+import { at, call, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync } from './support/harness';
 
 /**
  * Calendar writes of Google and Microsoft connections inside calendar-sync as main.ts wires it (booking.*
@@ -15,7 +15,8 @@ import { at, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, st
  * emits calendar.failed for pending writes with a clear error_code, and shows on the connection's
  * status"): every write waiting for the connection fails at once with `calendar.sync_failed`
  * `auth_failed` (booking turns it into `calendar.failed`), no retries, and the connection goes to
- * `error`/`auth_failed` with one `calendar.connection_updated`.
+ * `reauthorization_required` (error_code `auth_failed`) on the admin API, with one `calendar.connection_updated`
+ * (status `error`: availability tells only connected from broken).
  */
 
 const RETRY_DELAYS = [200, 400];
@@ -72,8 +73,11 @@ async function resultFor(booking: Booking) {
   );
 }
 
+/** The connection as the admin API shows it (status, error_code) and the connection_updated events published. */
 async function connectionState(hostId: string) {
-  const row = (await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE host_id = $1', [hostId])).rows[0];
+  const res = await call(svc.url, 'GET', `/admin/v1/workspaces/${ws}/hosts/${hostId}/calendar`);
+  expect(res.status).toBe(200);
+  const row = { status: res.body.data.status, error_code: res.body.data.error_code };
   const updates = (await outboxEvents(db, 'calendar.connection_updated')).filter((e) => e.data.host_id === hostId).map((e) => `${e.data.status}:${e.data.error_code}`);
   return { row, updates };
 }
@@ -115,7 +119,7 @@ describe('Google: writes through the service, then a revoked grant', () => {
       // At once: the first attempt records the failure, the consumer's retries are not used.
       expect(attempts(b)).toEqual([1]);
     }
-    expect(await connectionState(hostId)).toEqual({ row: { status: 'error', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+    expect(await connectionState(hostId)).toEqual({ row: { status: 'reauthorization_required', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
     // Nothing was written for them.
     for (const b of pending) expect(fakes.google.event(account, googleEventId(`${b.id}@scheduling-service`))).toBeUndefined();
 
@@ -145,7 +149,7 @@ describe('Microsoft: writes through the service, then a revoked grant', () => {
       expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
       expect(attempts(b)).toEqual([1]);
     }
-    expect(await connectionState(hostId)).toEqual({ row: { status: 'error', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+    expect(await connectionState(hostId)).toEqual({ row: { status: 'reauthorization_required', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
 
     const logs = svc.logs.join('\n');
     for (const secret of [refreshToken, accessToken, fakes.microsoft.clientSecret]) expect(logs).not.toContain(secret);

@@ -7,7 +7,7 @@ import { scheduleOverrideSchema, weeklyScheduleSchema } from '../requests/admin/
 import { scopeSchema } from '../scopes';
 import { timestampSchema, timezoneSchema } from '../time';
 import { eventTypeSchema } from './event-type';
-import { eventTypeAccessSchema } from './values';
+import { calendarErrorCodeSchema, eventTypeAccessSchema } from './values';
 
 /** Resources of the admin API (decisions.md §13; not part of v1). Secrets appear only in *Created. */
 export const workspaceSchema = z
@@ -64,6 +64,11 @@ export const calendarConnectionSchema = z
     url: z.string(),
     username: z.string(),
     calendar_url: z.string().nullable(),
+    status: z.enum(['connected', 'error', 'reauthorization_required']).meta({
+      description:
+        'connected; error: a provider call failed in a way retrying will not fix (error_code says which); reauthorization_required: the OAuth grant was revoked or expired, the host must connect again (POST …/calendar/oauth). Both make the host unbookable.',
+    }),
+    error_code: calendarErrorCodeSchema.nullable(),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })

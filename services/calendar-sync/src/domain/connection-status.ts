@@ -30,7 +30,7 @@ export function isConnectionBroken(kind: ProviderErrorKind): boolean {
 
 export function connectionUpdatedEvent(
   conn: Pick<Connection, 'workspaceId' | 'hostId'>,
-  status: ConnectionStatus | 'disconnected',
+  status: 'connected' | 'error' | 'disconnected',
   errorCode: CalendarErrorCode | null,
 ): OutboxEvent {
   return makeEvent('calendar.connection_updated', { workspaceId: conn.workspaceId, data: { host_id: conn.hostId, status, error_code: errorCode } });
@@ -74,7 +74,9 @@ export function accessFor(conn: Connection, sealer: SecretSealer): CalendarAcces
 export async function noteProviderFailure(store: Pick<Store, 'setConnectionStatus'>, conn: Connection, err: ProviderError): Promise<void> {
   if (!isConnectionBroken(err.kind)) return;
   const code = calendarErrorCode(err.kind);
-  await store.setConnectionStatus(conn, 'error', code, connectionUpdatedEvent(conn, 'error', code));
+  const status = err.kind === 'reauthorization_required' ? 'reauthorization_required' : 'error';
+  // Availability only tells connected from broken: both broken states are `error` in the event.
+  await store.setConnectionStatus(conn, status, code, connectionUpdatedEvent(conn, 'error', code));
 }
 
 /** A provider call for this connection worked: a broken connection has recovered. */

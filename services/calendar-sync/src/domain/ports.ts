@@ -4,7 +4,12 @@ import type { ProviderName } from './calendar-provider';
 
 /** What the use cases need from storage, the host directory and the secret box; implemented outside domain/. */
 
-export type ConnectionStatus = 'connected' | 'error';
+/**
+ * `error`: a provider call failed in a way retrying will not fix (error_code says which);
+ * `reauthorization_required`: the OAuth grant was revoked or expired (invalid_grant): only the host
+ * consenting again (the OAuth connect flow) brings it back. Both make the host unbookable.
+ */
+export type ConnectionStatus = 'connected' | 'error' | 'reauthorization_required';
 
 export interface Connection {
   id: string;

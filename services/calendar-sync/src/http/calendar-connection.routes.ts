@@ -13,6 +13,8 @@ function connectionOut(c: Connection): CalendarConnection {
     url: c.url,
     username: c.username,
     calendar_url: c.calendarUrl,
+    status: c.status,
+    error_code: c.errorCode,
     created_at: toTimestamp(c.createdAt),
     updated_at: toTimestamp(c.updatedAt),
   };

@@ -32,7 +32,7 @@ export const calendarConnections = calendarSync.table(
     /** Copied from availability's host: all-day events block whole local days in this zone. */
     hostTimezone: text('host_timezone').notNull(),
     conferencingUrlTemplate: text('conferencing_url_template'),
-    status: text('status').$type<'connected' | 'error'>().notNull().default('connected'),
+    status: text('status').$type<'connected' | 'error' | 'reauthorization_required'>().notNull().default('connected'),
     errorCode: text('error_code'),
     /** Last busy query for this host: the refresher keeps only recently asked-for hosts warm. */
     lastQueriedAt: timestamp('last_queried_at', { withTimezone: true }).notNull().defaultNow(),

@@ -90,6 +90,6 @@ describe('syncBooking with what the provider answers', () => {
     const outcome = await syncBooking(deps, { workspaceId: conn.workspaceId, booking, finalAttempt: false });
     expect(outcome).toMatchObject({ kind: 'failed', errorCode: 'auth_failed' });
     expect(changes[0]!.event).toMatchObject({ type: 'calendar.sync_failed', data: { error_code: 'auth_failed' } });
-    expect(statuses).toEqual(['error:auth_failed']);
+    expect(statuses).toEqual(['reauthorization_required:auth_failed']);
   });
 });

@@ -241,7 +241,7 @@ describe('ConnectionTokenStore (Google)', () => {
     expect(await a.accessToken(access)).toBe(newer);
   });
 
-  it('a revoked grant: reauthorization_required, the connection goes to error (auth_failed) with calendar.connection_updated', async () => {
+  it('a revoked grant: reauthorization_required, the connection goes to reauthorization_required (auth_failed) with calendar.connection_updated (error)', async () => {
     const refreshToken = google.issueRefreshToken();
     const conn = await connection('google', refreshToken);
     google.revokeRefreshToken(refreshToken);
@@ -249,7 +249,7 @@ describe('ConnectionTokenStore (Google)', () => {
     expect(err.kind).toBe('reauthorization_required');
     expect(err.message).not.toContain(refreshToken);
     const row = await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE id = $1', [conn.id]);
-    expect(row.rows[0]).toEqual({ status: 'error', error_code: 'auth_failed' });
+    expect(row.rows[0]).toEqual({ status: 'reauthorization_required', error_code: 'auth_failed' });
     const events = await db.adminPool.query(
       `SELECT payload FROM calendar_sync.outbox WHERE type = 'calendar.connection_updated' AND payload->'data'->>'host_id' = $1 ORDER BY created_at`,
       [conn.hostId],
