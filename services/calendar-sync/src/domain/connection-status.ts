@@ -1,6 +1,6 @@
 import { makeEvent, type CalendarErrorCode } from '@sched/contracts';
 import { ProviderError, type CalendarAccess, type ProviderErrorKind } from './calendar-provider';
-import type { Connection, ConnectionStatus, OutboxEvent, SecretSealer, Store } from './ports';
+import type { Connection, OutboxEvent, SecretSealer, Store } from './ports';
 
 /** decisions.md §6 error codes of a failed provider call. */
 export function calendarErrorCode(kind: ProviderErrorKind): CalendarErrorCode {
