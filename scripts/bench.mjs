@@ -14,6 +14,8 @@ const BENCHES = [
   { name: 'system-create-burst', script: 'tests-e2e/bench/system-create-burst.bench.ts', file: 'system-create-burst.json' },
   { name: 'system-sustained', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained.json' },
   { name: 'system-slots', script: 'tests-e2e/bench/system-slots.bench.ts', file: 'system-slots.json' },
+  // The floor under the CPU target: RabbitMQ and Postgres alone, for one Booking's messages and commits.
+  { name: 'system-floor', script: 'tests-e2e/bench/system-floor.bench.ts', file: 'system-floor.json' },
   // Locators: parts of the system with the rest stubbed, and the parts alone.
   { name: 'availability', script: 'services/availability/bench/slots.bench.ts', file: 'availability.json' },
   { name: 'booking', script: 'services/booking/bench/create.bench.ts', file: 'booking.json' },
@@ -70,6 +72,7 @@ const e2e = load('create-to-webhook.json');
 const burst = load('system-create-burst.json');
 const sustained = load('system-sustained.json');
 const sslots = load('system-slots.json');
+const floor = load('system-floor.json');
 
 const n = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d).replace(/\.0+$/, '') : '–');
 const ok = (cond) => (cond === undefined ? '–' : cond ? 'met' : '**not met**');
@@ -96,6 +99,19 @@ if (sustained) {
   head.push(
     [`Sustained, every Booking synced to the calendar and its webhook delivered (${sustained.scenario.rate_per_s}/s offered for ${sustained.scenario.duration_s} s)`, `${n(sustained.sustained_per_s)} /s (${sustained.bookings_stored} Bookings, ${sustained.created} answered 201${Object.keys(sustained.non_201 ?? {}).length ? `, ${Object.entries(sustained.non_201).map(([s, k]) => `${k}× ${s}`).join(', ')}` : ''}; all done ${n(sustained.all_synced_and_delivered_s)} s after the first create; creates p50 ${n(sustained.create_p50_ms, 0)} ms, p99 ${n(sustained.create_p99_ms, 0)} ms)`, '≥ 150 /s', ok(sustained.met?.sustained), e2e ? `create → webhook at ${e2e.scenario.rate_per_s}/s: p99 ${n(e2e.webhook_latency_ms.p99)} ms` : '–', `${sustained.scenario.rate_per_s} /s offered (load generator sent ${n(sustained.sent_per_s)} /s)`, loadAt(sustained)],
     ['… CPU per Booking incl. its calendar write and events, six services + Postgres + RabbitMQ (ms)', `${n(c.services_postgres_rabbitmq)} (${groupsText(c.by_group)}); Radicale ${n(c.by_group?.radicale ?? 0)}; machine ${n(c.machine_total)}`, '≤ 8 ms', ok(sustained.met?.cpu), e2e?.machine_cpu_ms_per_booking ? `create → webhook run: ${n(Object.values(e2e.machine_cpu_ms_per_booking).reduce((a, b) => a + b, 0))} ms machine` : '–', `${n((1000 * (sustained.machine?.cpus ?? 2)) / sustained.scenario.rate_per_s)} ms of CPU per Booking on ${sustained.machine?.cpus ?? 2} cores at ${sustained.scenario.rate_per_s}/s`, loadAt(sustained)],
+    ...(floor
+      ? [
+          [
+            '… the floor under that figure: RabbitMQ and Postgres alone, no service code (system-floor)',
+            `${n(floor.floor_ms_per_booking_rabbitmq_postgres)} ms: RabbitMQ ${n(floor.broker.rabbitmq_cpu_ms_per_booking)} (3 publishes with confirms, 6 deliveries with acks, quorum queues, at ${n(floor.broker.achieved_per_s, 0)} Bookings/s) + Postgres ${n(floor.postgres.postgres_cpu_ms_per_booking)} (${floor.postgres.transactions_per_booking} one-row commits × ${n(floor.postgres.postgres_cpu_ms_per_commit, 3)} ms); the AMQP client side alone ${n(floor.broker.client_cpu_ms_per_booking)} ms`,
+            '≤ 8 ms (the target above)',
+            '–',
+            '–',
+            '–',
+            loadAt(floor),
+          ],
+        ]
+      : []),
     ['… 201 → synced / 201 → webhook, p50 / p99', `${n(sustained.synced_lag_ms.p50, 0)} / ${n(sustained.synced_lag_ms.p99, 0)} ms; ${n(sustained.webhook_lag_ms.p50, 0)} / ${n(sustained.webhook_lag_ms.p99, 0)} ms`, '–', '–', '–', '–', loadAt(sustained)],
     ...checksRow(sustained, 'Sustained'),
   );
