@@ -83,7 +83,7 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
     leaseMs: config.WEBHOOK_LEASE_MS,
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
   });
-  const consumer = startEventConsumer({ broker, db, logger, claims: worker.ingest, retryDelaysMs: opts.consumerRetryDelaysMs });
+  const consumer = startEventConsumer({ broker, db, pool: ctx.pool, logger, claims: worker.ingest, retryDelaysMs: opts.consumerRetryDelaysMs });
 
   // Registered in this order, stopped in reverse: the worker finishes its attempts before the consumer stops.
   ctx.onStop('event consumer', () => consumer.stop());

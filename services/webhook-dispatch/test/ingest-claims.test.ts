@@ -1,5 +1,5 @@
 import { idPattern, newId } from '@sched/contracts';
-import { createDb, createPool, type Db } from '@sched/db';
+import { createPool } from '@sched/db';
 import type { Pool } from 'pg';
 import { createTestDatabase, testAmqp, waitFor, waitForLog, type TestAmqp, type TestDatabase } from '@sched/testing';
 import { DELIVERIES_CHANNEL } from '../src/store/delivery.queries';
@@ -29,7 +29,6 @@ let amqp: TestAmqp;
 let svc: DispatchUnderTest;
 let pub: Publisher;
 let servicePool: Pool;
-let serviceDb: Db;
 const receivers = receiverPool();
 const receiver = receivers.start;
 
@@ -51,7 +50,6 @@ beforeAll(async () => {
   pub = await startPublisher(amqp);
   // Connections for the overlapping transactions of the cap test.
   servicePool = createPool(db.urlFor('webhook-dispatch'), { max: 10, applicationName: 'ingest-claims-test', logger: { error: () => undefined } });
-  serviceDb = createDb(servicePool);
 });
 
 afterAll(async () => {
@@ -89,7 +87,7 @@ describe('claim at insert', () => {
     await createEndpoint(svc.url, ws, rec.url, ['booking.created']);
     const e = event(ws);
     // The ingest statement of a replica that commits and dies before sending: leased to it for 1.5 s.
-    const { fresh, deliveries: rows } = await insertEventDeliveries(serviceDb, e, { token: 'dead-replica:1', room: 4, perEndpoint: 2, leaseMs: 1500 });
+    const { fresh, deliveries: rows } = await insertEventDeliveries(servicePool, e, { token: 'dead-replica:1', room: 4, perEndpoint: 2, leaseMs: 1500 });
     const leasedAt = Date.now();
     expect(fresh).toBe(true);
     expect(rows).toHaveLength(1);
@@ -114,12 +112,12 @@ describe('claim at insert', () => {
     listener.on('notification', (n) => heard.push(n.payload === 'test-marker' ? 'marker' : n.channel));
     try {
       await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
-      await insertEventDeliveries(serviceDb, event(ws), { token: 'dead-replica:4', room: 1, perEndpoint: 2, leaseMs: 60000 });
+      await insertEventDeliveries(servicePool, event(ws), { token: 'dead-replica:4', room: 1, perEndpoint: 2, leaseMs: 60000 });
       // NOTIFYs reach a listener in commit order: once a marker sent after the insert is heard, the insert's would have been too.
       await db.adminPool.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', 'test-marker')`);
       await waitFor(() => heard.includes('marker'), { timeoutMs: 2000 });
       expect(heard).toEqual(['marker']);
-      await insertEventDeliveries(serviceDb, event(ws), { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 });
+      await insertEventDeliveries(servicePool, event(ws), { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 });
       await waitFor(() => heard.length === 2, { timeoutMs: 2000 });
       expect(heard).toEqual(['marker', DELIVERIES_CHANNEL]);
     } finally {
@@ -134,7 +132,7 @@ describe('claim at insert', () => {
     const later = await receiver();
     await createEndpoint(svc.url, ws, rec.url, ['booking.created']);
     const e = event(ws);
-    const first = await insertEventDeliveries(serviceDb, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 });
+    const first = await insertEventDeliveries(servicePool, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 });
     expect(first.fresh).toBe(true);
     expect(first.deliveries.map((r) => r.claimed)).toEqual([false]);
     // Unclaimed: announced by NOTIFY and sent by the worker.
@@ -142,7 +140,7 @@ describe('claim at insert', () => {
     // Endpoints created after the event was consumed do not get it, redelivered or not.
     await createEndpoint(svc.url, ws, later.url, ['booking.created']);
     const from = svc.logs.length;
-    const again = await insertEventDeliveries(serviceDb, e, { token: 'some-replica:2', room: 4, perEndpoint: 2, leaseMs: 60000 });
+    const again = await insertEventDeliveries(servicePool, e, { token: 'some-replica:2', room: 4, perEndpoint: 2, leaseMs: 60000 });
     expect(again).toEqual({ fresh: false, deliveries: [] });
     await workerIdle(svc, from);
     expect(rec.requests).toHaveLength(1);
@@ -153,8 +151,8 @@ describe('claim at insert', () => {
   it('records the inbox row of an event no endpoint wants, so its redelivery is known as one', async () => {
     const ws = newId('wsp');
     const e = event(ws);
-    expect(await insertEventDeliveries(serviceDb, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 })).toEqual({ fresh: true, deliveries: [] });
-    expect(await insertEventDeliveries(serviceDb, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 })).toEqual({ fresh: false, deliveries: [] });
+    expect(await insertEventDeliveries(servicePool, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 })).toEqual({ fresh: true, deliveries: [] });
+    expect(await insertEventDeliveries(servicePool, e, { token: '', room: 0, perEndpoint: 2, leaseMs: 60000 })).toEqual({ fresh: false, deliveries: [] });
     const inbox = await db.adminPool.query('SELECT type FROM webhook_dispatch.inbox WHERE event_id = $1', [e.eventId]);
     expect(inbox.rows).toEqual([{ type: 'booking.created' }]);
   });
@@ -168,7 +166,7 @@ describe('claim at insert', () => {
     const { id: bId } = await createEndpoint(svc.url, ws, b.url, ['booking.created', 'booking.cancelled']);
     await createEndpoint(svc.url, ws, other.url, ['booking.cancelled']);
     // Room for one: one endpoint's row is claimed, the other's is left for the worker.
-    const { deliveries: rows } = await insertEventDeliveries(serviceDb, event(ws), { token: 'dead-replica:3', room: 1, perEndpoint: 2, leaseMs: 60000 });
+    const { deliveries: rows } = await insertEventDeliveries(servicePool, event(ws), { token: 'dead-replica:3', room: 1, perEndpoint: 2, leaseMs: 60000 });
     expect(rows.map((r) => r.delivery.endpointId).sort()).toEqual([aId, bId].sort());
     expect(rows.filter((r) => r.claimed)).toHaveLength(1);
     const unclaimed = rows.find((r) => !r.claimed)!;
@@ -195,12 +193,17 @@ describe('claim at insert', () => {
     await Promise.all(
       events.map(async (e) => {
         const ticket = claims.open(4);
-        await serviceDb.transaction(async (tx) => {
-          const { deliveries } = await insertEventDeliveries(tx, e, ticket);
+        const client = await servicePool.connect();
+        try {
+          await client.query('BEGIN');
+          const { deliveries } = await insertEventDeliveries(client, e, ticket);
           ticket.take(deliveries.filter((r) => r.claimed).map((r) => r.delivery));
           if (++arrived === count) release();
           await allStatementsDone;
-        });
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
         ticket.settle(true);
       }),
     );

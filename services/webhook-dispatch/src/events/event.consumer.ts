@@ -3,6 +3,7 @@ import type { Db } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import { startConsumer, type Broker, type Consumer } from '@sched/messaging';
 import type { IngestClaims } from '../delivery/delivery.worker';
+import type { Queryable } from '../store/ingest.queries';
 import { inbox } from '../store/schema';
 import { DISPATCH_SERVICE } from './dead-letter.publisher';
 import { DELIVERY_DEAD_LETTER_TYPE } from './delivery-dead-letter.message';
@@ -16,6 +17,8 @@ import { handlePublicEvent } from './public-event.handler';
 export function startEventConsumer(opts: {
   broker: Broker;
   db: Db;
+  /** The pool under `db`: public events run their one named statement on it (store/ingest.queries.ts). */
+  pool: Queryable;
   logger: Logger;
   /** The delivery worker's: deliveries claimed while an event is consumed are sent at once. */
   claims: IngestClaims;
@@ -34,8 +37,8 @@ export function startEventConsumer(opts: {
     // deliveries (atomic and safe to repeat): no transaction, one round trip.
     idempotent: {
       accepts: (envelope) => isPublicEventKind(envelope.type),
-      handler: async (envelope, db) => {
-        const { fresh, deliveries } = await handlePublicEvent(db, envelope, envelope.type as PublicEventKind, opts.claims);
+      handler: async (envelope) => {
+        const { fresh, deliveries } = await handlePublicEvent(opts.pool, envelope, envelope.type as PublicEventKind, opts.claims);
         if (!fresh) log.info('duplicate event skipped', { type: envelope.type });
         // winston formats (and redacts) a line before its level is checked: skip the work when debug is off.
         else if (log.isDebugEnabled()) log.debug('event consumed', { type: envelope.type, deliveries: deliveries.length });

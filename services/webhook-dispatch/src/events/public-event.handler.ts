@@ -1,8 +1,7 @@
 import { EVENT_MESSAGE_SCHEMAS, toWebhookBody, type EventMessage, type PublicEventKind } from '@sched/contracts';
-import type { Db } from '@sched/db';
 import type { EventEnvelope } from '@sched/messaging';
 import type { IngestClaims } from '../delivery/delivery.worker';
-import { insertEventDeliveries, type Ingested } from '../store/ingest.queries';
+import { insertEventDeliveries, type Ingested, type Queryable } from '../store/ingest.queries';
 
 /**
  * Send slots reserved per event while its statement runs. Most workspaces have one or two endpoints;
@@ -21,7 +20,7 @@ const MAX_CLAIMED_PER_EVENT = 4;
  * per-endpoint cap): committed when it returns, they are sent at once. Those it could not take are
  * announced by a NOTIFY and claimed by a worker as usual.
  */
-export async function handlePublicEvent(db: Db, envelope: EventEnvelope, kind: PublicEventKind, claims: IngestClaims): Promise<Ingested> {
+export async function handlePublicEvent(pool: Queryable, envelope: EventEnvelope, kind: PublicEventKind, claims: IngestClaims): Promise<Ingested> {
   // A message that breaks the contract fails here (and ends in the DLQ after its retries) rather
   // than reaching a customer, so data.internal and unknown fields can never leak.
   const message = EVENT_MESSAGE_SCHEMAS[kind].parse(envelope) as EventMessage<PublicEventKind>;
@@ -29,7 +28,7 @@ export async function handlePublicEvent(db: Db, envelope: EventEnvelope, kind: P
   const ticket = claims.open(MAX_CLAIMED_PER_EVENT);
   let ingested: Ingested;
   try {
-    ingested = await insertEventDeliveries(db, { workspaceId: message.workspace_id, eventId: message.id, eventType: kind, body }, ticket);
+    ingested = await insertEventDeliveries(pool, { workspaceId: message.workspace_id, eventId: message.id, eventType: kind, body }, ticket);
   } catch (err) {
     // Not written, or (a connection lost during the commit) written with leases that expire.
     ticket.settle(false);
