@@ -5,6 +5,7 @@ import { startRetention, type ServiceContext } from '@sched/runtime';
 import type { AvailabilityConfig } from './config';
 import { startAvailabilityConsumer } from './events/availability.consumer';
 import { registerAdminRoutes } from './http/admin.routes';
+import { allOf, CalendarBusyCopies } from './http/calendar-busy-cache';
 import { createCalendarBusyReader } from './http/calendar-sync.client';
 import type { RouteDeps } from './http/deps';
 import { registerInternalRoutes } from './http/internal.routes';
@@ -15,6 +16,9 @@ import { NotifiedSlotsCache } from './store/notified-slots-cache';
 import { bookedIntervalsOverlapping } from './store/projection.queries';
 import { availabilityRetentionRules } from './store/retention';
 import { startSlotsInvalidation } from './store/slots-invalidation';
+
+/** Busy-time copies held (one per host and UTC day span): a few hundred KB at most. */
+const CALENDAR_BUSY_COPIES = 10_000;
 
 export interface SetupOptions {
   /** Consumer retry delays; tests shorten them. */
@@ -29,9 +33,12 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
   const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
   ctx.onStop('calendar-sync client', () => calendarSync.close());
 
+  const now = opts.now ?? (() => new Date());
   const slotsCache = new NotifiedSlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
+  // Busy time from calendar-sync, kept as long as a Slots answer may keep it (http/calendar-busy-cache.ts).
+  const busyCopies = new CalendarBusyCopies({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxEntries: CALENDAR_BUSY_COPIES, now: () => now().getTime() });
   if (config.SLOTS_CACHE_TTL_MS > 0 && config.SLOTS_CACHE_MAX_MB > 0) {
-    const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: slotsCache, logger });
+    const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: allOf(slotsCache, busyCopies), logger });
     ctx.onStop('slots cache invalidation', () => invalidation.stop());
   }
 
@@ -41,11 +48,11 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
     slots: {
       loadContext: (ws, id) => loadSlotContext(db, ws, id),
       bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(db, ws, hostId, range, exclude),
-      calendarBusy: createCalendarBusyReader(calendarSync, logger),
+      calendarBusy: busyCopies.reader(createCalendarBusyReader(calendarSync, logger)),
     },
     slotsCache,
     cursors: createCursorCodec(config.CURSOR_SECRET),
-    now: opts.now ?? (() => new Date()),
+    now,
   };
   registerV1Routes(ctx.http, deps);
   registerAdminRoutes(ctx.http, deps);
