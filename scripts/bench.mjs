@@ -212,7 +212,8 @@ const md = `# Benchmarks
 
 Produced by \`pnpm bench\` (scripts/bench.mjs), which runs every benchmark below in one run and writes
 this page; raw figures are in \`.data/bench/*.json\`. Targets come from the issues; each baseline is
-the physical limit of this machine for the same work, measured in the same run.
+the physical limit of this machine for the same work, measured in the same run. Where the CPU of a
+Booking goes, the floor under it and how to profile: [performance.md](performance.md).
 
 ## Machine
 
