@@ -94,3 +94,4 @@ export function createSecretBox(opts: SecretBoxOptions): SecretBox {
 export function secretBoxFromEnv(env: SecretsEnv): SecretBox {
   return createSecretBox({ ring: parseKeyRing(env) });
 }
+export { withOpenCache } from './open-cache';

@@ -3,7 +3,7 @@ import { createInternalClient } from '@sched/http';
 import { startConsumer, startOutboxRelay, type Consumer, type OutboxRelay } from '@sched/messaging';
 import { registerSecretsRoutes, startRetention, type ServiceContext } from '@sched/runtime';
 import { SEALED_COLUMNS } from './store/sealed-columns';
-import { secretBoxFromEnv } from '@sched/secrets';
+import { secretBoxFromEnv, withOpenCache } from '@sched/secrets';
 import type { CalendarSyncConfig } from './config';
 import { BusyReader } from './domain/busy-reader';
 import type { CalendarProvider } from './domain/calendar-provider';
@@ -51,7 +51,8 @@ export interface SetupOptions {
 export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts: SetupOptions = {}): CalendarSyncParts {
   const { config, logger, db, pool, broker, http } = ctx;
   const now = opts.now ?? (() => new Date());
-  const sealer = secretBoxFromEnv(config);
+  // Every write and read opens its connection's credentials: once, then from memory (libs/secrets withOpenCache).
+  const sealer = withOpenCache(secretBoxFromEnv(config));
   const onWarning = (message: string, meta: Record<string, unknown>) => logger.warn(message, meta);
   // Google and Microsoft only when their OAuth client is configured; their tokens in connection_tokens.
   // The token store marks revoked connections broken through a store without the in-process cache.
