@@ -1,6 +1,7 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { startOAuthFakes, waitFor, type OAuthFakes } from '@sched/testing';
 import { addHost, at, connectWithOAuth, dateOf, expectedGoogleEventId, MICROSOFT_BOOKING_PROPERTY_NAME, utcDay, waitBookable, type OAuthHost, type OAuthProvider } from '../support/oauth-hosts';
+import { bookFirstSlotOnPage } from '../support/booking-page';
 import { startSystem, type System } from '../support/system';
 import { admin, setUpTenant, startReceiver, type Tenant } from '../support/tenant';
 
@@ -206,17 +207,7 @@ describe.each(CASES)('a host on $label, connected with OAuth', (c) => {
     await waitBookable(t, evt.id);
     const inv = await t.client.bookingInvitations.create({ event_type_id: evt.id, expires_at: new Date(Date.now() + 7 * 86400000).toISOString(), max_uses: 1 });
 
-    const page = await context.newPage();
-    await page.goto(inv.invitation_url);
-    await page.getByRole('heading', { level: 1, name: 'Portfolio review' }).waitFor();
-    await page.locator('#slots input[name=slot]').first().waitFor({ state: 'attached' });
-    await page.locator('#slots label').first().click();
-    await page.getByLabel('Name').fill('Grace Hopper');
-    await page.getByLabel('Email').fill('grace@example.com');
-    await page.getByRole('button', { name: 'Book this time' }).click();
-    await page.locator('#confirmation').waitFor({ state: 'visible' });
-    const bookingId = (await page.locator('#confirmation-id').textContent())!.trim();
-    await page.close();
+    const bookingId = await bookFirstSlotOnPage(context, inv.invitation_url, { heading: 'Portfolio review', name: 'Grace Hopper', email: 'grace@example.com' });
 
     const booking = await t.client.bookings.get(bookingId);
     expect(booking).toMatchObject({ source: 'booking_page', status: 'confirmed', event_type_id: evt.id, guest: { name: 'Grace Hopper', email: 'grace@example.com' } });

@@ -1,11 +1,9 @@
 import { newId, toTimestamp } from '@sched/contracts';
-import { createDb } from '@sched/db';
 import { secretBoxFromEnv } from '@sched/secrets';
 import { createTestDatabase, testAmqp, type TestDatabase, type FakeGoogle, type FakeMicrosoft, startOAuthFakes, type OAuthFakes } from '@sched/testing';
 import type { ProviderName } from '../src/domain/calendar-provider';
-import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
-import { createStore } from '../src/store/create-store';
-import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync } from './support/harness';
+import { tokenAad } from '../src/domain/connection-status';
+import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startCalendarSync, type RunningCalendarSync, saveOAuthConnection } from './support/harness';
 
 /**
  * Google and Microsoft connections inside calendar-sync as main.ts wires it (config → adapters in the
@@ -37,25 +35,8 @@ afterAll(async () => {
 });
 
 /** A host connected to the provider: the row as the connect flow will save it (refresh token sealed as the password). */
-async function connectedHost(provider: ProviderName, refreshToken: string, calendarUrl: string, url: string): Promise<string> {
-  const host = availability.addHost(ws, { timezone: 'UTC' });
-  await createStore(createDb(db.pool('calendar-sync'))).saveConnection(
-    {
-      id: newId('cal'),
-      workspaceId: ws,
-      hostId: host.id,
-      provider,
-      url,
-      username: 'host@example.com',
-      passwordSealed: sealer.seal(refreshToken, passwordAad(ws, host.id)),
-      calendarUrl,
-      hostTimezone: 'UTC',
-      conferencingUrlTemplate: null,
-    },
-    connectionUpdatedEvent({ workspaceId: ws, hostId: host.id }, 'connected', null),
-  );
-  return host.id;
-}
+const connectedHost = (provider: ProviderName, refreshToken: string, calendarUrl: string, url: string): Promise<string> =>
+  saveOAuthConnection({ db, availability, sealer, workspaceId: ws, provider, refreshToken, calendarUrl, url });
 
 async function storedAccessToken(hostId: string): Promise<string> {
   const res = await db.adminPool.query('SELECT access_token_sealed FROM calendar_sync.connection_tokens WHERE host_id = $1', [hostId]);

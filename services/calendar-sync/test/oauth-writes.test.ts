@@ -1,12 +1,10 @@
 import { newId, toTimestamp, type Booking } from '@sched/contracts';
-import { createDb } from '@sched/db';
 import { secretBoxFromEnv } from '@sched/secrets';
 import { createTestDatabase, makeBooking, startOAuthFakes, testAmqp, waitFor, type OAuthFakes, type TestDatabase } from '@sched/testing';
 import type { ProviderName } from '../src/domain/calendar-provider';
-import { connectionUpdatedEvent, passwordAad, tokenAad } from '../src/domain/connection-status';
+import { tokenAad } from '../src/domain/connection-status';
 import { googleEventId } from '../src/providers/google/event-id';
-import { createStore } from '../src/store/create-store';
-import { at, call, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync } from './support/harness';
+import { at, call, cleanupBroker, outboxEvents, SECRETS_KEY, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync, saveOAuthConnection } from './support/harness';
 
 /**
  * Calendar writes of Google and Microsoft connections inside calendar-sync as main.ts wires it (booking.*
@@ -45,25 +43,18 @@ afterAll(async () => {
 });
 
 /** A host connected to the provider as the connect flow saves it (refresh token sealed as the password); no conferencing template. */
-async function connectedHost(provider: ProviderName, refreshToken: string, calendarUrl: string): Promise<string> {
-  const host = availability.addHost(ws, { timezone: 'UTC', conferencing_url_template: null });
-  await createStore(createDb(db.pool('calendar-sync'))).saveConnection(
-    {
-      id: newId('cal'),
-      workspaceId: ws,
-      hostId: host.id,
-      provider,
-      url: provider === 'google' ? fakes.google.rootUrl : fakes.microsoft.url,
-      username: 'host@example.com',
-      passwordSealed: sealer.seal(refreshToken, passwordAad(ws, host.id)),
-      calendarUrl,
-      hostTimezone: 'UTC',
-      conferencingUrlTemplate: null,
-    },
-    connectionUpdatedEvent({ workspaceId: ws, hostId: host.id }, 'connected', null),
-  );
-  return host.id;
-}
+const connectedHost = (provider: ProviderName, refreshToken: string, calendarUrl: string): Promise<string> =>
+  saveOAuthConnection({
+    db,
+    availability,
+    sealer,
+    workspaceId: ws,
+    provider,
+    refreshToken,
+    calendarUrl,
+    url: provider === 'google' ? fakes.google.rootUrl : fakes.microsoft.url,
+    host: { conferencing_url_template: null },
+  });
 
 async function resultFor(booking: Booking) {
   return waitFor(
@@ -80,6 +71,22 @@ async function connectionState(hostId: string) {
   const row = { status: res.body.data.status, error_code: res.body.data.error_code };
   const updates = (await outboxEvents(db, 'calendar.connection_updated')).filter((e) => e.data.host_id === hostId).map((e) => `${e.data.status}:${e.data.error_code}`);
   return { row, updates };
+}
+
+/**
+ * Two Bookings published for a host whose grant is gone: each fails at once (the first attempt records
+ * calendar.sync_failed auth_failed, the consumer's retries are not used), and the connection is
+ * reauthorization_required with one connection_updated. Resolves with the two Bookings.
+ */
+async function pendingWritesFailAtOnce(hostId: string): Promise<Booking[]> {
+  const pending = [makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 9)) }), makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 11)) })];
+  for (const b of pending) await publisher.publish('booking.created', ws, b);
+  for (const b of pending) {
+    expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
+    expect(attempts(b)).toEqual([1]);
+  }
+  expect(await connectionState(hostId)).toEqual({ row: { status: 'reauthorization_required', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+  return pending;
 }
 
 async function storedAccessToken(hostId: string): Promise<string> {
@@ -112,14 +119,7 @@ describe('Google: writes through the service, then a revoked grant', () => {
     // The host removes the app's access in their Google account: the refresh token is dead, and so is the access token.
     fakes.google.revokeRefreshToken(refreshToken);
     fakes.google.expireAccessTokens();
-    const pending = [makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 9)) }), makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 11)) })];
-    for (const b of pending) await publisher.publish('booking.created', ws, b);
-    for (const b of pending) {
-      expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
-      // At once: the first attempt records the failure, the consumer's retries are not used.
-      expect(attempts(b)).toEqual([1]);
-    }
-    expect(await connectionState(hostId)).toEqual({ row: { status: 'reauthorization_required', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+    const pending = await pendingWritesFailAtOnce(hostId);
     // Nothing was written for them.
     for (const b of pending) expect(fakes.google.event(account, googleEventId(`${b.id}@scheduling-service`))).toBeUndefined();
 
@@ -143,13 +143,9 @@ describe('Microsoft: writes through the service, then a revoked grant', () => {
     // Consent withdrawn: every refresh token of the grant (the rotated one the store now holds too) is refused.
     fakes.microsoft.revokeGrant(refreshToken);
     fakes.microsoft.expireAccessTokens();
-    const pending = [makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 9)) }), makeBooking({ host_id: hostId, start_at: toTimestamp(at(4, 11)) })];
-    for (const b of pending) await publisher.publish('booking.created', ws, b);
-    for (const b of pending) {
-      expect(await resultFor(b)).toMatchObject({ type: 'calendar.sync_failed', data: { booking_id: b.id, booking_version: 1, error_code: 'auth_failed' } });
-      expect(attempts(b)).toEqual([1]);
-    }
-    expect(await connectionState(hostId)).toEqual({ row: { status: 'reauthorization_required', error_code: 'auth_failed' }, updates: ['connected:null', 'error:auth_failed'] });
+    const pending = await pendingWritesFailAtOnce(hostId);
+    // Nothing was written for them.
+    for (const b of pending) expect(fakes.microsoft.events(calendarId).filter((e) => e.extendedProperties.some((p) => p.value === `${b.id}@scheduling-service`))).toHaveLength(0);
 
     const logs = svc.logs.join('\n');
     for (const secret of [refreshToken, accessToken, fakes.microsoft.clientSecret]) expect(logs).not.toContain(secret);

@@ -11,12 +11,16 @@ import {
   type InternalHost,
   MS_PER_DAY,
 } from '@sched/contracts';
+import { createDb } from '@sched/db';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
 import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor, waitFor } from '@sched/testing';
 import { setupCalendarSync, type CalendarSyncParts, type SetupOptions } from '../../src/app';
 import { readConfig, type CalendarSyncConfig } from '../../src/config';
+import type { ProviderName } from '../../src/domain/calendar-provider';
+import { connectionUpdatedEvent, passwordAad } from '../../src/domain/connection-status';
+import { createStore } from '../../src/store/create-store';
 
 export const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 export const TEMPLATE = 'https://meet.example.com/{booking_id}';
@@ -73,6 +77,40 @@ export async function startAvailabilityStub(): Promise<{
     },
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/**
+ * A host (added to the availability stub) whose Google or Microsoft calendar is connected as the OAuth
+ * connect flow saves it: the refresh token sealed as the password. Resolves with the host id.
+ */
+export async function saveOAuthConnection(o: {
+  db: TestDatabase;
+  availability: { addHost(workspaceId: string, host?: Partial<InternalHost>): InternalHost };
+  sealer: { seal(plaintext: string, associatedData?: string): string };
+  workspaceId: string;
+  provider: ProviderName;
+  refreshToken: string;
+  calendarUrl: string;
+  url: string;
+  host?: Partial<InternalHost>;
+}): Promise<string> {
+  const host = o.availability.addHost(o.workspaceId, { timezone: 'UTC', ...o.host });
+  await createStore(createDb(o.db.pool('calendar-sync'))).saveConnection(
+    {
+      id: newId('cal'),
+      workspaceId: o.workspaceId,
+      hostId: host.id,
+      provider: o.provider,
+      url: o.url,
+      username: 'host@example.com',
+      passwordSealed: o.sealer.seal(o.refreshToken, passwordAad(o.workspaceId, host.id)),
+      calendarUrl: o.calendarUrl,
+      hostTimezone: 'UTC',
+      conferencingUrlTemplate: host.conferencing_url_template,
+    },
+    connectionUpdatedEvent({ workspaceId: o.workspaceId, hostId: host.id }, 'connected', null),
+  );
+  return host.id;
 }
 
 /** Per cache: the ids it has been told to drop (by a NOTIFY or its own writes), once changesHeard watches it. */
