@@ -3,7 +3,6 @@ import type { SlotSources } from '../src/domain/find-slots';
 import type { Interval } from '../src/domain/slot-engine';
 import { allOf, CalendarBusyCopies } from '../src/http/calendar-busy-cache';
 
-const DAY = 86_400_000;
 const T = (s: string) => Date.parse(s);
 const WS = 'wsp_1';
 const HOST = 'hst_1';
