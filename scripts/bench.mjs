@@ -13,6 +13,8 @@ const BENCHES = [
   // Issue 18: the headline figures, the whole system as `npm start` runs it (tests-e2e/bench/harness.ts).
   { name: 'system-create-burst', script: 'tests-e2e/bench/system-create-burst.bench.ts', file: 'system-create-burst.json' },
   { name: 'system-sustained', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained.json' },
+  // The same spread over 10 hosts, each with its own calendar: Radicale's cost per PUT grows with the calendar.
+  { name: 'system-sustained-spread', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained-spread.json', env: { BENCH_HOSTS: '10' } },
   { name: 'system-slots', script: 'tests-e2e/bench/system-slots.bench.ts', file: 'system-slots.json' },
   // The floor under the CPU target: RabbitMQ and Postgres alone, for one Booking's messages and commits.
   { name: 'system-floor', script: 'tests-e2e/bench/system-floor.bench.ts', file: 'system-floor.json' },
@@ -56,7 +58,7 @@ if (!process.argv.includes('--report')) {
     const t0 = Date.now();
     // No figures from an earlier run may pass for this one's: a bench that fails before writing shows none.
     rmSync(join(out, b.file), { force: true });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', b.script], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', b.script], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...b.env } });
     if (r.status !== 0) failedBenches.push(b.name);
     console.log(`[bench ${i + 1}/${BENCHES.length}] ${b.name} ${r.status === 0 ? 'done' : `FAILED (exit ${r.status})`} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
@@ -71,6 +73,7 @@ const wd = load('webhook-dispatch.json');
 const e2e = load('create-to-webhook.json');
 const burst = load('system-create-burst.json');
 const sustained = load('system-sustained.json');
+const spread = load('system-sustained-spread.json');
 const sslots = load('system-slots.json');
 const floor = load('system-floor.json');
 
@@ -110,6 +113,20 @@ if (sustained) {
             '–',
             loadAt(floor),
           ],
+        ]
+      : []),
+    ...(spread
+      ? [
+          [
+            `… the same spread over ${spread.scenario.hosts} hosts, each with its own Radicale calendar (system-sustained-spread)`,
+            `${n(spread.sustained_per_s)} /s (${spread.bookings_stored} Bookings; all done ${n(spread.all_synced_and_delivered_s)} s after the first create); CPU per Booking ${n(spread.cpu_ms_per_booking.services_postgres_rabbitmq)} ms across the six services + Postgres + RabbitMQ (${groupsText(spread.cpu_ms_per_booking.by_group)}; machine ${n(spread.cpu_ms_per_booking.machine_busy_pct, 0)} % busy)`,
+            '≥ 150 /s; ≤ 8 ms',
+            `${ok(spread.met?.sustained)}; ${ok(spread.met?.cpu)}`,
+            '–',
+            `${n((1000 * (spread.machine?.cpus ?? 2)) / spread.sustained_per_s)} ms of CPU per Booking on ${spread.machine?.cpus ?? 2} cores at the rate reached`,
+            loadAt(spread),
+          ],
+          ...checksRow(spread, 'Sustained, spread'),
         ]
       : []),
     ['… 201 → synced / 201 → webhook, p50 / p99', `${n(sustained.synced_lag_ms.p50, 0)} / ${n(sustained.synced_lag_ms.p99, 0)} ms; ${n(sustained.webhook_lag_ms.p50, 0)} / ${n(sustained.webhook_lag_ms.p99, 0)} ms`, '–', '–', '–', '–', loadAt(sustained)],
@@ -219,7 +236,7 @@ Booking goes, the floor under it and how to profile: [performance.md](performanc
 
 | | |
 |---|---|
-| run | ${started.toISOString()} |
+| run | ${started.toISOString()}${process.argv.includes("--report") ? " (page re-rendered with --report from the last results of each benchmark; each row's load column is from its own run)" : ""} |
 | OS / kernel | ${host.os} / ${host.kernel} |
 | CPU | ${host.cpu} |
 | memory | ${host.memory} |

@@ -246,9 +246,9 @@ export async function createAll(sys: System, t: Tenant, eventTypeId: string, sta
  * An Event Type of `minutes` on the tenant's host (all day, every day, UTC), bookable from now to
  * `advanceDays` ahead; waits until it is bookable.
  */
-export async function createEventType(sys: System, t: Tenant, opts: { slug: string; minutes: number; advanceDays: number }): Promise<string> {
+export async function createEventType(sys: System, t: Tenant, opts: { slug: string; minutes: number; advanceDays: number; hostId?: string }): Promise<string> {
   const evt = await admin(sys, 'POST', `/admin/v1/workspaces/${t.workspaceId}/event-types`, {
-    host_id: t.hostId,
+    host_id: opts.hostId ?? t.hostId,
     name: `Bench ${opts.slug}`,
     slug: opts.slug,
     duration_minutes: opts.minutes,
@@ -257,6 +257,21 @@ export async function createEventType(sys: System, t: Tenant, opts: { slug: stri
   });
   await waitFor(async () => (await t.client.eventTypes.get(evt.id)).bookable, { timeoutMs: 20000, intervalMs: 200 });
   return evt.id as string;
+}
+
+/**
+ * One more host of the tenant's workspace, as setUpTenant makes its first: available all day, every day
+ * (UTC), with a Radicale calendar of its own (user demo). Resolves with the host id and its calendar name.
+ */
+export async function addCalDavHost(sys: System, t: Tenant, n: number): Promise<{ hostId: string; calendarName: string }> {
+  const base = `/admin/v1/workspaces/${t.workspaceId}`;
+  const host = await admin(sys, 'POST', `${base}/hosts`, { name: `Host ${n}`, email: `host${n}@example.com`, timezone: 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
+  const day = [{ start: '00:00', end: '24:00' }];
+  await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
+  const calendarName = `${t.calendarName}-h${n}`;
+  const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
+  await admin(sys, 'PUT', `${base}/hosts/${host.id}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
+  return { hostId: host.id as string, calendarName };
 }
 
 const utcDate = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);

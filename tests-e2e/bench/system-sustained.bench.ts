@@ -7,6 +7,11 @@
  * schedule (open loop) at BENCH_RATE per second (default 150) for BENCH_DURATION_S (default 10), each on
  * a distinct free start with its own Idempotency-Key; a short warm-up first, let finish before.
  *
+ * BENCH_HOSTS (default 1) spreads the creates round-robin over that many hosts of the workspace, each with
+ * its own Radicale calendar: Radicale checks every object of a calendar on each new PUT (docs/performance.md),
+ * so one calendar measures Radicale's limit as much as ours. With BENCH_HOSTS > 1 the figures go to
+ * system-sustained-spread.json instead.
+ *
  * Figures: Bookings created, the time from the first create until the last Booking was synced and
  * delivered, the sustained rate = created / that time, and CPU per Booking over that same interval (its
  * create, events, calendar write and webhooks) per process group on the machine, with the sum across our
@@ -18,6 +23,7 @@ import { loadavg } from 'node:os';
 import { startSystem } from '../support/system';
 import { setUpTenant, startReceiver } from '../support/tenant';
 import {
+  addCalDavHost,
   calendarStates,
   createAll,
   createBody,
@@ -41,9 +47,11 @@ import {
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 150);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const SETTLE_TIMEOUT_S = Number(process.env.BENCH_SETTLE_TIMEOUT_S ?? 300);
+const HOSTS = Math.max(1, Number(process.env.BENCH_HOSTS ?? 1));
+const NAME = HOSTS > 1 ? 'system-sustained-spread' : 'system-sustained';
 const WARMUP_CREATES = 64;
 const TARGET = { sustainedPerS: 150, cpuMsPerBooking: 8 };
-const log = progress('system-sustained');
+const log = progress(NAME);
 
 async function main(failed: string[]): Promise<void> {
   const loadBefore = loadavg();
@@ -58,6 +66,14 @@ async function main(failed: string[]): Promise<void> {
     const total = Math.round(RATE_PER_S * DURATION_S);
     const pool = await freeStarts(t, evt, 60);
     if (pool.length < WARMUP_CREATES + total) throw new Error(`only ${pool.length} free starts for ${WARMUP_CREATES + total} creates`);
+    // Host 0 is the tenant's; the others get a calendar and a 5-minute Event Type each.
+    const hosts = [{ evt, pool, calendarName: t.calendarName }];
+    for (let n = 1; n < HOSTS; n++) {
+      const extra = await addCalDavHost(sys, t, n);
+      const hostEvt = await createEventType(sys, t, { slug: `sustained-h${n}`, minutes: 5, advanceDays: 62, hostId: extra.hostId });
+      hosts.push({ evt: hostEvt, pool: await freeStarts(t, hostEvt, 60), calendarName: extra.calendarName });
+    }
+    if (HOSTS > 1) log(`${HOSTS} hosts, each with its own Radicale calendar; creates go round-robin`);
     log(`warm-up: ${WARMUP_CREATES} creates, then their calendar writes and webhooks`);
     await createAll(sys, t, evt, pool.slice(0, WARMUP_CREATES), 4, 'warmup');
     await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: 120_000 });
@@ -75,10 +91,12 @@ async function main(failed: string[]): Promise<void> {
       const wait = due - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const i = WARMUP_CREATES + k;
+      const host = hosts[k % HOSTS]!;
+      const start = host.pool[HOSTS === 1 ? i : WARMUP_CREATES + Math.floor(k / HOSTS)]!;
       const sentAt = Date.now();
       lastSent = sentAt;
       inflight.push(
-        post(`${sys.gatewayUrl}/v1/bookings`, createHeaders(t, `sustained-${i}`), createBody(evt, pool[i]!, i)).then(({ status, body }) => {
+        post(`${sys.gatewayUrl}/v1/bookings`, createHeaders(t, `sustained-${i}`), createBody(host.evt, start, i)).then(({ status, body }) => {
           const at = Date.now();
           createMs.push(at - sentAt);
           if (status === 201) createdAt.set((JSON.parse(body) as { data: { id: string } }).data.id, at);
@@ -106,12 +124,13 @@ async function main(failed: string[]): Promise<void> {
     const delivered = deliveredCreates(receiver.received)();
     const syncedLag = rows.map((r) => Number(r.written) - createdAt.get(r.id)!);
     const webhookLag = [...createdAt.entries()].map(([id, at]) => delivered.get(id)! - at);
-    const events = (await sys.radicale.listObjects(t.calendarUser, t.calendarName)).length;
+    let events = 0;
+    for (const h of hosts) events += (await sys.radicale.listObjects(t.calendarUser, h.calendarName)).length;
     const sustained = stored / elapsedS;
     const figures = {
-      benchmark: 'system-sustained',
+      benchmark: NAME,
       machine: machineFacts(loadBefore),
-      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', system_env: env },
+      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', hosts: HOSTS, system_env: env },
       created: createdAt.size,
       non_201: statuses,
       bookings_stored: stored,
@@ -132,7 +151,7 @@ async function main(failed: string[]): Promise<void> {
     const nonCreated = Object.entries(statuses);
     if (nonCreated.length > 0) failed.push(`answers other than 201: ${nonCreated.map(([s, n]) => `${n}× ${s}`).join(', ')}`);
     if (events < WARMUP_CREATES + stored) failed.push(`${events} events in the calendar for ${WARMUP_CREATES + stored} Bookings`);
-    writeFigures('system-sustained.json', { ...figures, failed_checks: failed });
+    writeFigures(`${NAME}.json`, { ...figures, failed_checks: failed });
   } finally {
     log('stopping the system');
     await receiver.close();
