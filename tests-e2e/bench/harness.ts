@@ -12,7 +12,7 @@ import { SERVICE_NAMES } from '@sched/db';
 import { waitFor } from '@sched/testing';
 import { percentile } from '../../services/availability/bench/fixture';
 import { ROOT, type System } from '../support/system';
-import { admin, type ReceivedWebhook, type Tenant } from '../support/tenant';
+import { addAllDayHost, admin, connectRadicaleCalendar, type ReceivedWebhook, type Tenant } from '../support/tenant';
 
 /** `[bench <name>] <seconds since start> <msg>` on stderr: one line per phase. */
 export function progress(name: string): (msg: string) => void {
@@ -137,7 +137,7 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
  * Radicale (by its data folder), pgbench, this process, kernel threads, and everything else ("other":
  * other users of the machine). Postgres and RabbitMQ are shared servers: other users' work on them counts.
  */
-export function machineCpu(sys: Pick<System, 'processes' | 'radicale'>, extra: Record<number, string> = {}): CpuSnapshot {
+export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<System['radicale'], 'dataDir'> }, extra: Record<number, string> = {}): CpuSnapshot {
   const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.service]));
   const groups = new Map<string, number>();
   const machineMs = machineBusyMs();
@@ -264,14 +264,10 @@ export async function createEventType(sys: System, t: Tenant, opts: { slug: stri
  * (UTC), with a Radicale calendar of its own (user demo). Resolves with the host id and its calendar name.
  */
 export async function addCalDavHost(sys: System, t: Tenant, n: number): Promise<{ hostId: string; calendarName: string }> {
-  const base = `/admin/v1/workspaces/${t.workspaceId}`;
-  const host = await admin(sys, 'POST', `${base}/hosts`, { name: `Host ${n}`, email: `host${n}@example.com`, timezone: 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
-  const day = [{ start: '00:00', end: '24:00' }];
-  await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
+  const hostId = await addAllDayHost(sys, t.workspaceId, { name: `Host ${n}`, email: `host${n}@example.com`, timezone: 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
   const calendarName = `${t.calendarName}-h${n}`;
-  const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
-  await admin(sys, 'PUT', `${base}/hosts/${host.id}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
-  return { hostId: host.id as string, calendarName };
+  await connectRadicaleCalendar(sys, t.workspaceId, hostId, calendarName);
+  return { hostId, calendarName };
 }
 
 const utcDate = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);

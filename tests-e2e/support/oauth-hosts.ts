@@ -2,7 +2,7 @@ import type { BrowserContext } from 'playwright-core';
 import { waitFor } from '@sched/testing';
 import type { OAuthProvider } from './oauth-connect';
 import type { System } from './system';
-import { admin, type Tenant } from './tenant';
+import { addAllDayHost, admin, type Tenant } from './tenant';
 
 /**
  * Hosts whose calendar is Google or Microsoft 365, connected as an operator and a host would: the
@@ -22,11 +22,9 @@ export interface OAuthHost {
 /** A host in the tenant's workspace (UTC, available all day, every day; no conferencing template, so video meetings get the provider's own link) and a 30-minute video Event Type, not yet bookable: no calendar. */
 export async function addHost(sys: System, t: Tenant, name: string, slug: string): Promise<OAuthHost> {
   const base = `/admin/v1/workspaces/${t.workspaceId}`;
-  const host = await admin(sys, 'POST', `${base}/hosts`, { name, email: `${slug}@example.com`, timezone: 'UTC' });
-  const day = [{ start: '00:00', end: '24:00' }];
-  await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
-  const evt = await admin(sys, 'POST', `${base}/event-types`, { host_id: host.id, name: `${name} call`, slug, duration_minutes: 30, meeting_type: 'video' });
-  return { hostId: host.id, name, eventTypeId: evt.id };
+  const hostId = await addAllDayHost(sys, t.workspaceId, { name, email: `${slug}@example.com`, timezone: 'UTC' });
+  const evt = await admin(sys, 'POST', `${base}/event-types`, { host_id: hostId, name: `${name} call`, slug, duration_minutes: 30, meeting_type: 'video' });
+  return { hostId, name, eventTypeId: evt.id };
 }
 
 /** What the host saw: where the browser ended up and the callback page's heading and text. */

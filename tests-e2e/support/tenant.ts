@@ -79,21 +79,31 @@ export async function setUpTenant(sys: System, receiver: { url: string; secret: 
   const ws = await admin(sys, 'POST', '/admin/v1/workspaces', { name: 'E2E Co' });
   const base = `/admin/v1/workspaces/${ws.id}`;
   const key = await admin(sys, 'POST', `${base}/api-keys`, { name: 'e2e', scopes: ALL_SCOPES, rate_limit: { limit: 100000, window_seconds: 10 } });
-  const host = await admin(sys, 'POST', `${base}/hosts`, { name: 'Hana Host', email: 'hana@example.com', timezone: opts.hostTimezone ?? 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
-  const day = [{ start: '00:00', end: '24:00' }];
-  await admin(sys, 'PUT', `${base}/hosts/${host.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
+  const hostId = await addAllDayHost(sys, ws.id, { name: 'Hana Host', email: 'hana@example.com', timezone: opts.hostTimezone ?? 'UTC', conferencing_url_template: 'https://meet.example.com/{booking_id}' });
   const calendarName = `cal-${ws.id.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  if (opts.connectCalendar) await opts.connectCalendar(sys, ws.id, host.id);
-  else {
-    const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
-    await admin(sys, 'PUT', `${base}/hosts/${host.id}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
-  }
-  const evt = await admin(sys, 'POST', `${base}/event-types`, { host_id: host.id, name: 'Demo call', slug: 'demo-call', duration_minutes: 30, meeting_type: 'video' });
+  if (opts.connectCalendar) await opts.connectCalendar(sys, ws.id, hostId);
+  else await connectRadicaleCalendar(sys, ws.id, hostId, calendarName);
+  const evt = await admin(sys, 'POST', `${base}/event-types`, { host_id: hostId, name: 'Demo call', slug: 'demo-call', duration_minutes: 30, meeting_type: 'video' });
   const endpoint = await admin(sys, 'POST', `${base}/webhook-endpoints`, { url: receiver.url, events: KINDS });
   receiver.secret.value = endpoint.secret;
   const client = new SchedulingClient({ baseUrl: sys.gatewayUrl, apiKey: key.key });
   await waitFor(async () => (await client.eventTypes.get(evt.id)).bookable, { timeoutMs: 20000, intervalMs: 200 });
-  return { workspaceId: ws.id, apiKey: key.key, client, hostId: host.id, eventTypeId: evt.id, calendarUser: 'demo', calendarName };
+  return { workspaceId: ws.id, apiKey: key.key, client, hostId, eventTypeId: evt.id, calendarUser: 'demo', calendarName };
+}
+
+/** A host of the workspace, available all day, every day, in its timezone. Resolves with its id. */
+export async function addAllDayHost(sys: System, workspaceId: string, host: { name: string; email: string; timezone: string; conferencing_url_template?: string }): Promise<string> {
+  const base = `/admin/v1/workspaces/${workspaceId}`;
+  const created = await admin(sys, 'POST', `${base}/hosts`, host);
+  const day = [{ start: '00:00', end: '24:00' }];
+  await admin(sys, 'PUT', `${base}/hosts/${created.id}/schedule`, { weekly: { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day }, overrides: [] });
+  return created.id as string;
+}
+
+/** A new calendar `calendarName` of the system's Radicale (user demo), connected as the host's calendar over CalDAV. */
+export async function connectRadicaleCalendar(sys: System, workspaceId: string, hostId: string, calendarName: string): Promise<void> {
+  const calendarUrl = await sys.radicale.makeCalendar('demo', calendarName);
+  await admin(sys, 'PUT', `/admin/v1/workspaces/${workspaceId}/hosts/${hostId}/calendar`, { provider: 'caldav', url: `${sys.radicale.url}/`, username: 'demo', password: 'demo-password', calendar_url: calendarUrl });
 }
 
 /** The first `n` free slot starts from tomorrow on (UTC dates). */
