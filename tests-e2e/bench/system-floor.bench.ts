@@ -17,12 +17,11 @@
  * (our six services + Postgres + RabbitMQ), before any service runs a line of its own.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import amqp from 'amqplib';
 import pg from 'pg';
 import { createTestDatabase, testAmqp } from '@sched/testing';
-import { cpuMs, machineFacts, progress, round, runBench, writeFigures } from './harness';
+import { LOAD_GENERATOR, machineCpu, machineFacts, progress, round, runBench, writeFigures } from './harness';
 
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 150);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -44,26 +43,8 @@ const MESSAGES: Array<[string, string[]]> = [
   ['calendar.created', ['webhook-dispatch']],
 ];
 
-function groupCpuMs(match: RegExp): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let cmd: string;
-    try {
-      cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue;
-    }
-    if (match.test(cmd)) total += cpuMs(Number(entry));
-  }
-  return total;
-}
-const RABBITMQ = /beam|rabbitmq|erl_child_setup|inet_gethost/;
-const POSTGRES = /postgres/;
-const selfCpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+/** CPU ms so far of one process group on the machine (harness machineCpu: Postgres, RabbitMQ, this process); no system of ours runs here. */
+const groupCpuMs = (group: string) => machineCpu({ processes: [], radicale: { dataDir: '/nonexistent' } }).groups.get(group) ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function brokerFloor(): Promise<Record<string, number>> {
@@ -105,7 +86,7 @@ async function brokerFloor(): Promise<Record<string, number>> {
   await sleep(1000);
   const total = RATE_PER_S * DURATION_S;
   const expected = delivered + total * 6;
-  const before = { rmq: groupCpuMs(RABBITMQ), self: selfCpuMs(), at: Date.now() };
+  const before = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now() };
   const started = Date.now();
   const inFlight: Promise<unknown>[] = [];
   for (let i = 0; i < total; i++) {
@@ -115,7 +96,7 @@ async function brokerFloor(): Promise<Record<string, number>> {
   }
   await Promise.all(inFlight);
   while (delivered < expected) await sleep(20);
-  const after = { rmq: groupCpuMs(RABBITMQ), self: selfCpuMs(), at: Date.now() };
+  const after = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now() };
   for (const c of consumers) await c.ch.deleteQueue(c.name).catch(() => undefined);
   await pub.deleteExchange(exchange).catch(() => undefined);
   await conn.close();
@@ -136,7 +117,7 @@ async function postgresFloor(): Promise<Record<string, number>> {
     const insert = () => pool.query('INSERT INTO floor_rows (body) VALUES ($1)', [body]);
     for (let i = 0; i < 200; i++) await insert();
     let commits = 0;
-    const before = { pg: groupCpuMs(POSTGRES), self: selfCpuMs() };
+    const before = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR) };
     const until = Date.now() + DURATION_S * 1000;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
@@ -146,7 +127,7 @@ async function postgresFloor(): Promise<Record<string, number>> {
         }
       }),
     );
-    const after = { pg: groupCpuMs(POSTGRES), self: selfCpuMs() };
+    const after = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR) };
     const perCommit = (after.pg - before.pg) / commits;
     return {
       commits,
