@@ -1,5 +1,5 @@
 import { MS_PER_DAY } from '@sched/contracts';
-import type { KeptInStep } from '@sched/db';
+import { NotifiedCache, type KeptInStep } from '@sched/db';
 import type { SlotSources } from '../domain/find-slots';
 import type { Interval } from '../domain/slot-engine';
 
@@ -44,11 +44,13 @@ const within = (intervals: Interval[], range: Interval) => intervals.filter((i) 
  * in place (`keepInStep`): while it is down every answer is computed afresh, as without a cache.
  */
 export class CalendarBusyCopies implements KeptInStep {
-  private readonly copies = new Map<string, Copy>();
+  /** libs/db's NotifiedCache keeps the LRU bound and the LISTEN rules (enable/disable empty it, a read from before refused); no host notice reaches it. */
+  private readonly copies: NotifiedCache<string, Copy>;
   private readonly inFlight = new Map<string, Promise<Interval[] | 'not_connected'>>();
-  private enabled = false;
 
-  constructor(private readonly opts: CalendarBusyCopiesOptions) {}
+  constructor(private readonly opts: CalendarBusyCopiesOptions) {
+    this.copies = new NotifiedCache({ maxWeight: Math.max(1, opts.maxEntries) });
+  }
 
   get size(): number {
     return this.copies.size;
@@ -58,63 +60,42 @@ export class CalendarBusyCopies implements KeptInStep {
   reader(read: SlotSources['calendarBusy']): SlotSources['calendarBusy'] {
     if (this.opts.ttlMs <= 0 || this.opts.maxEntries <= 0) return read;
     return async (workspaceId, hostId, range) => {
-      if (!this.enabled) return read(workspaceId, hostId, range);
+      if (!this.copies.isEnabled()) return read(workspaceId, hostId, range);
       const from = startOfUtcDay(range.start);
       const to = Math.max(endOfUtcDay(range.end), from + MS_PER_DAY);
       const key = `${workspaceId}\u0000${hostId}\u0000${from}\u0000${to}`;
       const copy = this.copies.get(key);
       if (copy !== undefined) {
+        if (this.opts.now() < copy.expiresAt) return within(copy.intervals, range);
         this.copies.delete(key);
-        if (this.opts.now() < copy.expiresAt) {
-          this.copies.set(key, copy); // most recently used last
-          return within(copy.intervals, range);
-        }
       }
       let running = this.inFlight.get(key);
       if (running === undefined) {
         const askedAt = this.opts.now();
-        const generation = this.generation;
+        const stamp = this.copies.stamp();
         running = read(workspaceId, hostId, { start: from, end: to }).then((answer) => {
-          if (answer !== 'not_connected' && this.enabled && generation === this.generation) this.keep(key, { intervals: answer, expiresAt: askedAt + this.opts.ttlMs });
+          // Refused when the copies were emptied (LISTEN lost or back) since the call started.
+          if (answer !== 'not_connected') this.copies.put(key, { intervals: answer, expiresAt: askedAt + this.opts.ttlMs }, hostId, stamp);
           return answer;
         });
         const call = running;
         this.inFlight.set(key, call);
-        call.then(
-          () => this.inFlight.get(key) === call && this.inFlight.delete(key),
-          () => this.inFlight.get(key) === call && this.inFlight.delete(key),
-        );
+        const settled = () => this.inFlight.get(key) === call && this.inFlight.delete(key);
+        call.then(settled, settled);
       }
       const answer = await running;
       return answer === 'not_connected' ? answer : within(answer, range);
     };
   }
 
-  /** Bumped whenever the copies are emptied: a call that started before may not store its answer. */
-  private generation = 0;
-
-  private keep(key: string, copy: Copy): void {
-    this.copies.set(key, copy);
-    for (const k of this.copies.keys()) {
-      if (this.copies.size <= this.opts.maxEntries) break;
-      this.copies.delete(k);
-    }
-  }
-
-  private clear(): void {
-    this.copies.clear();
-    this.inFlight.clear();
-    this.generation += 1;
-  }
-
   enable(): void {
-    this.clear();
-    this.enabled = true;
+    this.inFlight.clear();
+    this.copies.enable();
   }
 
   disable(): void {
-    this.enabled = false;
-    this.clear();
+    this.inFlight.clear();
+    this.copies.disable();
   }
 
   /** A host's change notice: its Bookings and settings, never its calendar busy time (see above). */
@@ -122,7 +103,8 @@ export class CalendarBusyCopies implements KeptInStep {
 
   /** Everything in this service's tables may have changed (a TRUNCATE): start afresh, as the Slots cache does. */
   invalidateAll(): void {
-    this.clear();
+    this.inFlight.clear();
+    this.copies.invalidateAll();
   }
 }
 
