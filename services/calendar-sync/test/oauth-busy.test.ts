@@ -8,7 +8,7 @@ import { at, busyPath, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, 
 /**
  * Google and Microsoft connections inside calendar-sync as main.ts wires it (config → adapters in the
  * registry → the token store on Postgres), busy times read through the real adapters from the fakes.
- * There is no OAuth connect flow yet: the connection rows are saved through the store, as it will.
+ * The connection rows are saved through the store as the OAuth connect flow saves them (saveOAuthConnection).
  */
 
 let db: TestDatabase;
