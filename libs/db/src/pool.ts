@@ -12,6 +12,13 @@ export interface PoolOptions {
    * gateway's rate-limit counters): it saves an fsync per statement on a hot row.
    */
   asyncCommit?: boolean;
+  /**
+   * Plan every statement once per connection, for any parameters (`plan_cache_mode =
+   * force_generic_plan`), instead of letting Postgres re-plan per execution when it estimates that a
+   * custom plan is cheaper. Only for a pool that runs nothing but named statements whose generic plans
+   * are known good (checked by EXPLAIN in their tests): every statement on it is planned generically.
+   */
+  genericPlans?: boolean;
   /** Defaults to a @sched/logger JSON logger; any winston logger fits. */
   logger?: { error(message: string, meta?: Record<string, unknown>): unknown };
 }
@@ -27,7 +34,7 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
     application_name: opts.applicationName,
     statement_timeout: opts.statementTimeoutMs,
     connectionTimeoutMillis: 10_000,
-    ...(opts.asyncCommit ? { options: '-c synchronous_commit=off' } : {}),
+    ...(opts.asyncCommit || opts.genericPlans ? { options: sessionOptions(opts) } : {}),
   });
   const logger = opts.logger ?? createLogger({ service: opts.applicationName ?? 'db' });
   pool.on('error', (err) => {
@@ -38,6 +45,10 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
   // listener the query in progress or the next one fails instead, and the pool discards the client on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+function sessionOptions(opts: PoolOptions): string {
+  return [opts.asyncCommit && '-c synchronous_commit=off', opts.genericPlans && '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ');
 }
 
 export type Db = NodePgDatabase<Record<string, never>>;

@@ -56,6 +56,13 @@ describe('createPool / createDb / checkPostgres', () => {
     expect(await setting(pool(SERVER_URL))).toBe('on');
   });
 
+  it('plans every statement generically only when asked, alone or with asynchronous commit', async () => {
+    const settings = async (p: Pool) => (await p.query(`SELECT current_setting('plan_cache_mode') AS plans, current_setting('synchronous_commit') AS sync`)).rows[0];
+    expect(await settings(pool(SERVER_URL, { genericPlans: true }))).toEqual({ plans: 'force_generic_plan', sync: 'on' });
+    expect(await settings(pool(SERVER_URL, { genericPlans: true, asyncCommit: true }))).toEqual({ plans: 'force_generic_plan', sync: 'off' });
+    expect(await settings(pool(SERVER_URL))).toEqual({ plans: 'auto', sync: 'on' });
+  });
+
   it('reports readiness: true for a live server, false when nothing listens', async () => {
     await expect(checkPostgres(pool(SERVER_URL))).resolves.toBeUndefined();
     await expect(checkPostgres(pool('postgres://postgres@127.0.0.1:1/postgres'))).rejects.toThrow();

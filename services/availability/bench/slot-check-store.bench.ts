@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
 import { newId } from '@sched/contracts';
-import { createDb, createPool } from '@sched/db';
+import { createPool } from '@sched/db';
 import { createTestDatabase } from '@sched/testing';
 import { bookedIntervalFromEvent } from '../src/domain/booked-interval';
 import { checkSlot, type SlotSources } from '../src/domain/find-slots';
@@ -42,7 +42,8 @@ interface Counted {
 
 /** A pool of one connection whose every query is counted on the way out. */
 function countedPool(url: string, label: string): Counted {
-  const pool = createPool(url, { max: 1, applicationName: label, logger: { error: () => undefined } });
+  // As app.ts opens the pool of its named statements.
+  const pool = createPool(url, { max: 1, applicationName: label, genericPlans: true, logger: { error: () => undefined } });
   const sent = new Map<string, number>();
   pool.on('connect', (client: PoolClient) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -58,13 +59,12 @@ function countedPool(url: string, label: string): Counted {
 
 /** The store as the service wires it (app.ts), on the given pool. */
 function storeOn(pool: Pool) {
-  const db = createDb(pool);
   const sources: SlotSources = {
-    loadContext: (ws, id) => loadSlotContext(db, ws, id),
-    bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(db, ws, hostId, range, exclude),
+    loadContext: (ws, id) => loadSlotContext(pool, ws, id),
+    bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(pool, ws, hostId, range, exclude),
     calendarBusy: async () => [],
   };
-  return { sources, upsert: (row: Parameters<typeof upsertBookedInterval>[1]) => upsertBookedInterval(db, row) };
+  return { sources, upsert: (row: Parameters<typeof upsertBookedInterval>[1]) => upsertBookedInterval(pool, row) };
 }
 
 async function backendCpuUs(pool: Pool): Promise<{ pid: number; read: () => number }> {

@@ -1,3 +1,4 @@
+import { createPool } from '@sched/db';
 import { createInternalClient } from '@sched/http';
 import type { Consumer } from '@sched/messaging';
 import { createCursorCodec } from '@sched/pagination';
@@ -30,6 +31,11 @@ export interface SetupOptions {
 /** Wires routes and the event consumer onto the runtime's context (main.ts and in-process tests). */
 export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts: SetupOptions = {}): { consumer: Consumer } {
   const { config, db, logger } = ctx;
+  // The hot path's named statements (the slot check's and Slots' reads, the projection upsert) on
+  // connections of their own, each statement planned once per connection (store/prepared.ts).
+  // Registered first, so it closes after the consumer and routes that use it.
+  const statements = createPool(config.DATABASE_URL, { applicationName: ctx.name, genericPlans: true, logger });
+  ctx.onStop('postgres (named statements)', () => statements.end());
   const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
   ctx.onStop('calendar-sync client', () => calendarSync.close());
 
@@ -46,8 +52,8 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
     hosts: createHostStore(db),
     eventTypes: createEventTypeStore(db),
     slots: {
-      loadContext: (ws, id) => loadSlotContext(db, ws, id),
-      bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(db, ws, hostId, range, exclude),
+      loadContext: (ws, id) => loadSlotContext(statements, ws, id),
+      bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(statements, ws, hostId, range, exclude),
       calendarBusy: busyCopies.reader(createCalendarBusyReader(calendarSync, logger)),
     },
     slotsCache,
@@ -58,7 +64,7 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
   registerAdminRoutes(ctx.http, deps);
   registerInternalRoutes(ctx.http, deps);
 
-  const consumer = startAvailabilityConsumer({ broker: ctx.broker, db, logger, retryDelaysMs: opts.retryDelaysMs });
+  const consumer = startAvailabilityConsumer({ broker: ctx.broker, db, statements, logger, retryDelaysMs: opts.retryDelaysMs });
   ctx.onStop('availability consumer', () => consumer.stop());
   startRetention(ctx, availabilityRetentionRules(config));
   return { consumer };

@@ -1,5 +1,6 @@
 import type { Db } from '@sched/db';
 import { startConsumer, type Broker, type Consumer, type MessagingLogger } from '@sched/messaging';
+import type { StatementPool } from '../store/prepared';
 import { inbox } from '../store/schema';
 import { BOOKING_EVENT_TYPES, handleBookingChanged } from './booking-changed.handler';
 import { handleCalendarConnectionUpdated } from './calendar-connection-updated.handler';
@@ -11,7 +12,7 @@ const BOOKING_EVENTS = new Set<string>(BOOKING_EVENT_TYPES);
  * One queue (`availability`) and one inbox for both projections: the inbox is per queue, and one
  * queue keeps each Booking's events in a single stream.
  */
-export function startAvailabilityConsumer(deps: { broker: Broker; db: Db; logger: MessagingLogger; retryDelaysMs?: readonly number[] }): Consumer {
+export function startAvailabilityConsumer(deps: { broker: Broker; db: Db; statements: StatementPool; logger: MessagingLogger; retryDelaysMs?: readonly number[] }): Consumer {
   return startConsumer({
     broker: deps.broker,
     db: deps.db,
@@ -22,7 +23,7 @@ export function startAvailabilityConsumer(deps: { broker: Broker; db: Db; logger
     logger: deps.logger,
     // The booked-interval upsert keeps the highest version, so a redelivered Booking event changes
     // nothing: those skip the inbox and its transaction (one statement instead of four).
-    idempotent: { accepts: (envelope) => BOOKING_EVENTS.has(envelope.type), handler: (envelope, db) => handleBookingChanged(envelope, db) },
+    idempotent: { accepts: (envelope) => BOOKING_EVENTS.has(envelope.type), handler: (envelope, db) => handleBookingChanged(envelope, db, deps.statements) },
     // Calendar events go through the inbox. Only bound kinds arrive; anything else is acknowledged
     // (its inbox row records that it was seen).
     handler: async (envelope, tx) => {

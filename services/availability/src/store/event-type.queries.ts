@@ -1,10 +1,11 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
+import type { ScheduleOverride, WeeklySchedule } from '@sched/contracts';
 import { PG, pgErrorCode, type Db, type DbTx } from '@sched/db';
 import type { CalendarConnectionStatus, EventTypeRecord, EventTypeView } from '../domain/event-type';
 import type { Buffers } from '../domain/booked-interval';
 import type { SlotContext } from '../domain/find-slots';
 import type { EventTypePosition, EventTypeStore, EventTypeWrite } from '../domain/manage-event-types';
-import { preparedPerDb } from './prepared';
+import { runNamed, type NamedStatement, type StatementPool } from './prepared';
 import { calendarConnections, eventTypes, hosts, schedules } from './schema';
 
 const recordColumns = {
@@ -111,24 +112,37 @@ export async function hostExists(db: Db, workspaceId: string, hostId: string): P
   return row !== undefined;
 }
 
-const slotContext = preparedPerDb((db) =>
-  db
-    .select({ ...viewColumns, hostTimezone: hosts.timezone, weekly: schedules.weekly, overrides: schedules.overrides })
-    .from(eventTypes)
-    .innerJoin(hosts, and(eq(hosts.id, eventTypes.hostId), eq(hosts.workspaceId, eventTypes.workspaceId)))
-    .leftJoin(calendarConnections, and(eq(calendarConnections.hostId, eventTypes.hostId), eq(calendarConnections.workspaceId, eventTypes.workspaceId)))
-    .leftJoin(schedules, and(eq(schedules.hostId, eventTypes.hostId), eq(schedules.workspaceId, eventTypes.workspaceId)))
-    .where(and(eq(eventTypes.workspaceId, sql.placeholder('workspaceId')), eq(eventTypes.id, sql.placeholder('eventTypeId'))))
-    .limit(1)
-    .prepare('availability_slot_context'),
-);
+/**
+ * The Slots computation's and the slot check's read of an Event Type: the Event Type with its host's
+ * calendar state and schedule flag (as selectViews), the host's zone and schedule. Primary-key lookups
+ * joined on them, so its generic plan is the plan.
+ */
+export const SLOT_CONTEXT = {
+  name: 'availability_slot_context',
+  text: `
+    SELECT e.id, e.workspace_id AS "workspaceId", e.host_id AS "hostId", e.name, e.description, e.slug,
+           e.duration_minutes AS "durationMinutes", e.slot_interval_minutes AS "slotIntervalMinutes",
+           e.buffer_before_minutes AS "bufferBeforeMinutes", e.buffer_after_minutes AS "bufferAfterMinutes",
+           e.minimum_notice_minutes AS "minimumNoticeMinutes", e.maximum_advance_minutes AS "maximumAdvanceMinutes",
+           e.meeting_type AS "meetingType", e.status, e.access, e.created_at AS "createdAt", e.updated_at AS "updatedAt",
+           c.status AS "calendarStatus", coalesce(s.has_availability, false) AS "hostHasAvailability",
+           h.timezone AS "hostTimezone", s.weekly, s.overrides
+    FROM availability.event_types e
+    JOIN availability.hosts h ON h.id = e.host_id AND h.workspace_id = e.workspace_id
+    LEFT JOIN availability.calendar_connections c ON c.host_id = e.host_id AND c.workspace_id = e.workspace_id
+    LEFT JOIN availability.schedules s ON s.host_id = e.host_id AND s.workspace_id = e.workspace_id
+    WHERE e.workspace_id = $1 AND e.id = $2
+    LIMIT 1`,
+} as const satisfies NamedStatement;
 
-/** One round trip (a prepared statement) for a Slots query: the Event Type, its host's zone and schedule, its calendar state. */
-export async function loadSlotContext(db: Db, workspaceId: string, eventTypeId: string): Promise<SlotContext | null> {
-  const [row] = await slotContext(db).execute({ workspaceId, eventTypeId });
+type SlotContextRow = EventTypeView & { hostTimezone: string; weekly: WeeklySchedule | null; overrides: ScheduleOverride[] | null };
+
+/** One round trip, a named statement on the statement pool: everything a Slots query or a slot check reads first. */
+export async function loadSlotContext(pool: StatementPool, workspaceId: string, eventTypeId: string): Promise<SlotContext | null> {
+  const [row] = await runNamed<SlotContextRow>(pool, SLOT_CONTEXT, [workspaceId, eventTypeId]);
   if (!row) return null;
-  const { hostTimezone, weekly, overrides, ...view } = row;
-  return { eventType: toView(view), hostTimezone, schedule: { weekly: weekly ?? {}, overrides: overrides ?? [] } };
+  const { hostTimezone, weekly, overrides, ...eventType } = row;
+  return { eventType, hostTimezone, schedule: { weekly: weekly ?? {}, overrides: overrides ?? [] } };
 }
 
 /** Buffers of an Event Type, for booking events that do not carry their blocked range. */

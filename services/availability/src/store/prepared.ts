@@ -1,17 +1,26 @@
-import type { Db } from '@sched/db';
+import type { Pool, QueryResultRow } from 'pg';
 
 /**
- * A prepared statement built once per Db (drizzle keeps the SQL; pg prepares it once per connection
- * by its name), for the queries every Slots request runs. Statement names must be unique per service.
+ * The pool the hot path's statements run on (app.ts): its own connections, opened with
+ * `genericPlans` (libs/db createPool), so each statement below is parsed and planned once per
+ * connection and never again, whatever its parameters. Nothing else runs on it: every statement on it
+ * is one of this service's named statements, whose generic plan test/prepared-statements.test.ts
+ * checks with EXPLAIN.
  */
-export function preparedPerDb<P>(build: (db: Db) => P): (db: Db) => P {
-  const cache = new WeakMap<Db, P>();
-  return (db) => {
-    let statement = cache.get(db);
-    if (!statement) {
-      statement = build(db);
-      cache.set(db, statement);
-    }
-    return statement;
-  };
+export type StatementPool = Pick<Pool, 'query'>;
+
+/**
+ * A named prepared statement: pg prepares it by its name once per connection, and no query builder
+ * runs per call (building a drizzle query cost more Node CPU than Postgres spent running it). Names
+ * are unique per service.
+ */
+export interface NamedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Runs `statement` with `values` on `pool`; the rows as pg parses them (timestamptz → Date, json → value). */
+export async function runNamed<R extends QueryResultRow>(pool: StatementPool, statement: NamedStatement, values: unknown[]): Promise<R[]> {
+  const res = await pool.query<R>({ name: statement.name, text: statement.text, values });
+  return res.rows;
 }

@@ -1,70 +1,76 @@
-import { and, eq, gt, lt, ne, sql } from 'drizzle-orm';
-import type { Db, DbTx } from '@sched/db';
-import { preparedPerDb } from './prepared';
+import { sql } from 'drizzle-orm';
+import type { DbTx } from '@sched/db';
+import { runNamed, type NamedStatement, type StatementPool } from './prepared';
 import type { BookedInterval } from '../domain/booked-interval';
 import type { CalendarConnectionStatus } from '../domain/event-type';
 import type { Interval } from '../domain/slot-engine';
-import { bookedIntervals, calendarConnections } from './schema';
+import { calendarConnections } from './schema';
 
 /**
  * Keeps the highest version of each Booking: a redelivered or late, older event changes nothing.
  * Versions only grow (create 1, each reschedule or cancel +1), so an equal version is the same state.
+ * A row of another workspace under the same Booking id is never touched.
  */
-export async function upsertBookedInterval(tx: Db | DbTx, row: BookedInterval): Promise<void> {
-  await tx
-    .insert(bookedIntervals)
-    .values(row)
-    .onConflictDoUpdate({
-      target: bookedIntervals.bookingId,
-      set: {
-        version: sql`excluded.version`,
-        status: sql`excluded.status`,
-        hostId: sql`excluded.host_id`,
-        eventTypeId: sql`excluded.event_type_id`,
-        startAt: sql`excluded.start_at`,
-        endAt: sql`excluded.end_at`,
-        blockedFrom: sql`excluded.blocked_from`,
-        blockedTo: sql`excluded.blocked_to`,
-        updatedAt: sql`now()`,
-      },
-      setWhere: sql`${bookedIntervals.version} < excluded.version AND ${bookedIntervals.workspaceId} = excluded.workspace_id`,
-    });
+export const UPSERT_BOOKED_INTERVAL = {
+  name: 'availability_upsert_booked_interval',
+  text: `
+    INSERT INTO availability.booked_intervals AS b
+      (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    ON CONFLICT (booking_id) DO UPDATE SET
+      version = excluded.version, status = excluded.status, host_id = excluded.host_id, event_type_id = excluded.event_type_id,
+      start_at = excluded.start_at, end_at = excluded.end_at, blocked_from = excluded.blocked_from, blocked_to = excluded.blocked_to,
+      updated_at = now()
+    WHERE b.version < excluded.version AND b.workspace_id = excluded.workspace_id`,
+} as const satisfies NamedStatement;
+
+/** One booking.* event's row, in one autocommit statement (a named statement on the statement pool). */
+export async function upsertBookedInterval(pool: StatementPool, row: BookedInterval): Promise<void> {
+  await runNamed(pool, UPSERT_BOOKED_INTERVAL, [
+    row.bookingId,
+    row.workspaceId,
+    row.hostId,
+    row.eventTypeId,
+    row.version,
+    row.status,
+    row.startAt.toISOString(),
+    row.endAt.toISOString(),
+    row.blockedFrom.toISOString(),
+    row.blockedTo.toISOString(),
+  ]);
 }
 
-const epochMs = (column: typeof bookedIntervals.blockedFrom) => sql`floor(extract(epoch from ${column}) * 1000)::bigint`;
-
 /**
- * A Slots query reads every Booking of a month: the rows come back as one JSON array of epoch-ms pairs
- * (Postgres builds it, JSON.parse reads it) rather than as 1,000 rows of two parsed timestamps, and the
- * statement is prepared once per connection.
+ * Blocked ranges of a host's confirmed Bookings overlapping [$3, $4), but Booking $5's ('' excludes
+ * nothing: Booking ids are never empty). A Slots query reads every Booking of a month, so the rows come
+ * back as one JSON array of epoch-ms pairs (Postgres builds it, JSON.parse reads it) rather than as
+ * 1,000 rows of two parsed timestamps.
+ *
+ * `status = 'confirmed'` is written in the text, not passed as a value: it is the predicate of the
+ * partial index booked_intervals_host_idx, and only a literal lets the generic plan use that index
+ * (with the status as a parameter the generic plan was a sequential scan, so Postgres re-planned the
+ * statement at every execution).
  */
-const overlapping = preparedPerDb((db) =>
-  db
-    .select({ intervals: sql<Array<[number, number]>>`coalesce(json_agg(json_build_array(${epochMs(bookedIntervals.blockedFrom)}, ${epochMs(bookedIntervals.blockedTo)})), '[]'::json)` })
-    .from(bookedIntervals)
-    .where(
-      and(
-        eq(bookedIntervals.workspaceId, sql.placeholder('workspaceId')),
-        eq(bookedIntervals.hostId, sql.placeholder('hostId')),
-        eq(bookedIntervals.status, 'confirmed'),
-        gt(bookedIntervals.blockedTo, sql.placeholder('from')),
-        lt(bookedIntervals.blockedFrom, sql.placeholder('to')),
-        // Booking ids are never empty, so '' excludes nothing.
-        ne(bookedIntervals.bookingId, sql.placeholder('exclude')),
-      ),
-    )
-    .prepare('availability_booked_overlapping'),
-);
+export const BOOKED_OVERLAPPING = {
+  name: 'availability_booked_overlapping',
+  text: `
+    SELECT coalesce(json_agg(json_build_array(
+             floor(extract(epoch FROM blocked_from) * 1000)::bigint,
+             floor(extract(epoch FROM blocked_to) * 1000)::bigint)), '[]'::json) AS intervals
+    FROM availability.booked_intervals
+    WHERE workspace_id = $1 AND host_id = $2 AND status = 'confirmed'
+      AND blocked_to > $3 AND blocked_from < $4 AND booking_id <> $5`,
+} as const satisfies NamedStatement;
 
 /** Blocked ranges of the host's confirmed Bookings overlapping `range`, as epoch ms. */
-export async function bookedIntervalsOverlapping(db: Db, workspaceId: string, hostId: string, range: Interval, excludeBookingId?: string): Promise<Interval[]> {
-  const [row] = await overlapping(db).execute({
+export async function bookedIntervalsOverlapping(pool: StatementPool, workspaceId: string, hostId: string, range: Interval, excludeBookingId?: string): Promise<Interval[]> {
+  const [row] = await runNamed<{ intervals: Array<[number, number]> }>(pool, BOOKED_OVERLAPPING, [
     workspaceId,
     hostId,
-    from: new Date(range.start).toISOString(),
-    to: new Date(range.end).toISOString(),
-    exclude: excludeBookingId ?? '',
-  });
+    new Date(range.start).toISOString(),
+    new Date(range.end).toISOString(),
+    excludeBookingId ?? '',
+  ]);
   return (row?.intervals ?? []).map(([start, end]) => ({ start, end }));
 }
 
