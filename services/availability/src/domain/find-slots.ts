@@ -282,7 +282,7 @@ async function answerGroup(sources: SlotSources, workspaceId: string, group: Pen
     booked.push(read.value);
   }
   if (calendar.status === 'rejected') {
-    if (!(calendar.reason instanceof DomainError)) throw calendar.reason;
+    if (!(calendar.reason instanceof DomainError && calendar.reason.code === 'calendar_unavailable')) throw calendar.reason;
     for (const c of group) outcomes[c.index] = calendar.reason;
     return;
   }
