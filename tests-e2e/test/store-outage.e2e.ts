@@ -71,6 +71,7 @@ function directCalls(): Array<{ service: string; method: string; path: string; b
     { service: 'availability', method: 'GET', path: `${admin}/hosts` },
     { service: 'availability', method: 'PATCH', path: `${admin}/hosts/${t.hostId}`, body: { name: 'Renamed' } },
     { service: 'availability', method: 'POST', path: `/internal/v1/workspaces/${ws}/slot-check`, body: { event_type_id: t.eventTypeId, start_at: start } },
+    { service: 'availability', method: 'POST', path: `/internal/v1/workspaces/${ws}/slot-checks`, body: { checks: [{ event_type_id: t.eventTypeId, start_at: start }] } },
     { service: 'booking', method: 'GET', path: '/v1/bookings' },
     { service: 'booking', method: 'GET', path: `/v1/bookings/${id('bkg')}` },
     { service: 'booking', method: 'POST', path: '/v1/bookings', body: { event_type_id: t.eventTypeId, start_at: start, guest: { name: 'Gail', email: 'gail@example.com', timezone: 'UTC' } } },

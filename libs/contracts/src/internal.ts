@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REQUEST_ID_HEADER_RE } from './headers';
 import { idSchema } from './ids';
 import { meetingTypeSchema } from './resources/values';
 import { createBookingBodySchema } from './requests/bookings';
@@ -57,6 +58,41 @@ export const slotCheckResponseSchema = z.discriminatedUnion('bookable', [
   }),
 ]);
 
+/** Most checks one `slot-checks` request may carry. */
+export const SLOT_CHECKS_MAX = 64;
+
+/**
+ * availability: POST /internal/v1/workspaces/{ws}/slot-checks
+ * Several slot checks in one call (booking coalesces the concurrent checks of one workspace and one
+ * principal: docs/booking.md, docs/security.md). Each item is a slot-check body plus, optionally, the
+ * request id of the create or reschedule it is for: the credential names one request id (the first
+ * item's), so availability's logs name the others from here. It vouches for nothing.
+ * The answer is `{ data: [...] }`, one entry per check in order: what slot-check answers for that check
+ * alone (slotCheckResponseSchema), or `{ error }` when that check's calendar busy time cannot be read
+ * (the 503 `calendar_unavailable` slot-check would answer, with its Retry-After as
+ * `retry_after_seconds`, since an item has no headers of its own). Any other failure fails the whole
+ * request the way slot-check fails (503 `service_unavailable` + Retry-After when availability's store is
+ * down, 400 for a malformed body, 401/403 for the credential).
+ */
+export const slotCheckItemSchema = slotCheckRequestSchema.extend({
+  request_id: z.string().regex(REQUEST_ID_HEADER_RE).optional(),
+});
+
+export const slotChecksRequestSchema = z.strictObject({
+  checks: z.array(slotCheckItemSchema).min(1).max(SLOT_CHECKS_MAX),
+});
+
+/** One check that could not be answered; only the calendar being unreadable is reported per check. */
+export const slotCheckItemErrorSchema = z.strictObject({
+  error: z.strictObject({
+    code: z.literal('calendar_unavailable'),
+    message: z.string(),
+    retry_after_seconds: z.number().int().min(1),
+  }),
+});
+
+export const slotChecksResponseSchema = z.array(z.union([slotCheckResponseSchema, slotCheckItemErrorSchema]));
+
 /** availability: GET /internal/v1/workspaces/{ws}/hosts/{host} — what calendar-sync needs of a host. */
 export const internalHostSchema = z
   .strictObject({
@@ -71,6 +107,10 @@ export const internalHostSchema = z
 export type BusyResponse = z.infer<typeof busyResponseSchema>;
 export type SlotCheckRequest = z.infer<typeof slotCheckRequestSchema>;
 export type SlotCheckResponse = z.infer<typeof slotCheckResponseSchema>;
+export type SlotCheckItem = z.infer<typeof slotCheckItemSchema>;
+export type SlotChecksRequest = z.infer<typeof slotChecksRequestSchema>;
+export type SlotCheckItemError = z.infer<typeof slotCheckItemErrorSchema>;
+export type SlotChecksResponse = z.infer<typeof slotChecksResponseSchema>;
 export type InternalHost = z.infer<typeof internalHostSchema>;
 
 /**

@@ -9,6 +9,7 @@ export {
   setRequestContext,
   idempotencyHeader,
   onBehalfOf,
+  runWithRequestContext,
   newRequestId,
   resolveRequestId,
   CONTEXT_HEADERS,

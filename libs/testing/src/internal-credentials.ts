@@ -24,7 +24,7 @@ export async function internalAuthorization(
 
 /** Who calls which internal route in the running system (services' access tables), for tests that call a service directly. */
 const INTERNAL_CALLERS: ReadonlyArray<[RegExp, string, OnBehalfOf['principal']]> = [
-  [/^\/internal\/v1\/workspaces\/[^/]+\/slot-check$/, 'booking', 'api_key'],
+  [/^\/internal\/v1\/workspaces\/[^/]+\/slot-checks?$/, 'booking', 'api_key'],
   [/^\/internal\/v1\/workspaces\/[^/]+\/hosts\/[^/]+\/busy$/, 'availability', 'service'],
   [/^\/internal\/v1\/workspaces\/[^/]+\/hosts\/[^/]+$/, 'calendar-sync', 'service'],
   [/^\/internal\/v1\/workspaces\/[^/]+\/event-types\/by-slug\/[^/]+$/, 'invitation', 'booking_page'],

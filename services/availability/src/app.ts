@@ -58,6 +58,7 @@ export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts:
     },
     slotsCache,
     cursors: createCursorCodec(config.CURSOR_SECRET),
+    logger,
     now,
   };
   registerV1Routes(ctx.http, deps);

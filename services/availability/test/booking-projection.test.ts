@@ -1,4 +1,4 @@
-import { newId, slotCheckResponseSchema } from '@sched/contracts';
+import { newId, SLOT_CHECKS_MAX, slotCheckResponseSchema, slotChecksResponseSchema } from '@sched/contracts';
 import { makeBooking, waitFor, waitForEventsHandled } from '@sched/testing';
 import { bookingEvent, call, startSystem, Tenant, type System } from './support/system';
 
@@ -168,6 +168,45 @@ describe('POST /internal/v1/workspaces/{ws}/slot-check', () => {
     const res = await check({ event_type_id: evt, start_at: '2026-06-08T09:00:00+02:00', extra: 1 });
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual(expect.arrayContaining([{ field: 'start_at', issue: 'invalid_format' }, { field: 'extra', issue: 'unknown_field' }]));
+  });
+});
+
+describe('POST /internal/v1/workspaces/{ws}/slot-checks (several checks, one call)', () => {
+  const checks = (json: unknown, ws = t.ws) => call(sys.serviceUrl, 'POST', `/internal/v1/workspaces/${ws}/slot-checks`, { json });
+  const single = (json: unknown) => call(sys.serviceUrl, 'POST', `/internal/v1/workspaces/${t.ws}/slot-check`, { json });
+
+  it('answers one entry per check, in order, each what slot-check answers for it alone; a calendar that cannot be read is that check\'s error only', async () => {
+    const other = await t.bookable(); // another host, whose calendar is down below
+    const items = [
+      { event_type_id: evt, start_at: '2026-06-08T09:00:00Z', request_id: 'req_first' },
+      { event_type_id: 'evt_neverexisted000000000000', start_at: '2026-06-08T09:00:00Z', request_id: 'req_second' },
+      { event_type_id: other.eventTypeId, start_at: '2026-06-08T09:30:00Z' },
+      { event_type_id: evt, start_at: '2026-06-08T09:10:00Z' },
+      { event_type_id: evt, start_at: '2026-06-09T13:00:00Z', exclude_booking_id: newId('bkg') },
+    ];
+    const alone = [];
+    for (const { request_id: _id, ...item } of items) alone.push((await single(item)).body.data);
+    sys.calendar.behave(other.hostId, { kind: 'status', status: 503, retryAfter: '3' });
+    try {
+      const res = await checks({ checks: items });
+      expect(res.status).toBe(200);
+      const answers = slotChecksResponseSchema.parse(res.body.data);
+      expect(answers).toEqual([alone[0], alone[1], { error: { code: 'calendar_unavailable', message: expect.any(String), retry_after_seconds: 3 } }, alone[3], alone[4]]);
+      expect(answers.map((a) => ('error' in a ? 'error' : a.bookable))).toEqual([true, false, 'error', false, true]);
+      // The log names every check's request id; the credential only carried one.
+      await waitFor(() => sys.logs.find((l) => l.includes('"slot checks"') && l.includes('req_second')) ?? null);
+    } finally {
+      sys.calendar.behave(other.hostId, { kind: 'busy', intervals: [] });
+    }
+  });
+
+  it('refuses an empty batch, one over the bound and a malformed check with 400', async () => {
+    const one = { event_type_id: evt, start_at: '2026-06-08T09:00:00Z' };
+    for (const body of [{ checks: [] }, { checks: Array.from({ length: SLOT_CHECKS_MAX + 1 }, () => one) }, { checks: [one, { ...one, start_at: 'soon' }] }, { checks: [one], extra: 1 }, [one]]) {
+      const res = await checks(body);
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+    }
+    expect((await checks({ checks: Array.from({ length: SLOT_CHECKS_MAX }, () => one) })).body.data).toHaveLength(SLOT_CHECKS_MAX);
   });
 });
 

@@ -28,7 +28,14 @@ export interface SetupOptions {
 export function setupBooking(ctx: ServiceContext<BookingConfig>, opts: SetupOptions = {}): { consumer: Consumer } {
   const { config } = ctx;
   const clock = opts.clock ?? (() => new Date());
-  const slots = createSlotChecker({ baseUrl: config.AVAILABILITY_URL, timeoutMs: config.SLOT_CHECK_TIMEOUT_MS, logger: ctx.logger, signer: ctx.signer });
+  const slots = createSlotChecker({
+    baseUrl: config.AVAILABILITY_URL,
+    timeoutMs: config.SLOT_CHECK_TIMEOUT_MS,
+    logger: ctx.logger,
+    signer: ctx.signer,
+    batchesInFlight: config.SLOT_CHECK_BATCHES_IN_FLIGHT,
+    batchMax: config.SLOT_CHECK_BATCH_MAX,
+  });
   ctx.onStop('availability client', () => slots.close());
   const creates = bookingCreates({
     pool: ctx.pool,

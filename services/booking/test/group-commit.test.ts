@@ -145,3 +145,15 @@ it('through the gateway, concurrent creates of distinct slots share transactions
   expect(rows[0].bookings).toBe(40);
   expect(rows[0].transactions).toBeLessThan(40);
 });
+
+it('through the gateway, concurrent creates share calls to availability (fewer slot-checks calls than creates, each create checked once)', async () => {
+  const requestsBefore = h.stub.requests.length;
+  const checksBefore = h.stub.calls.length;
+  const bodies = Array.from({ length: 32 }, () => createBody());
+  const results = await Promise.all(bodies.map((json) => h.api('POST', '/v1/bookings', { json })));
+  expect(results.map((r) => r.status)).toEqual(bodies.map(() => 201));
+  const calls = h.stub.requests.slice(requestsBefore);
+  expect(h.stub.calls.length - checksBefore).toBe(32);
+  expect(new Set(h.stub.calls.slice(checksBefore).map((c) => c.requestId)).size).toBe(32);
+  expect(calls.length).toBeLessThan(32);
+});

@@ -1,4 +1,4 @@
-import { DomainError, toTimestamp, type ListSlotsQuery, type Slot, type SlotCheckResponse } from '@sched/contracts';
+import { DomainError, MS_PER_DAY, toTimestamp, type ListSlotsQuery, type Slot, type SlotCheckResponse } from '@sched/contracts';
 import { resolveAvailability, type HostSchedule } from './availability-resolver';
 import { bookabilityOf, slotRulesOf, type EventTypeView } from './event-type';
 import { addDays, formatLocal, localDateOf, startOfLocalDate } from './local-time';
@@ -29,25 +29,39 @@ export interface SlotSources {
 
 type Starts = number[] | 'not_connected';
 
+/** The engine's first pass over a range: its input without busy time, and the starts that are candidates. */
+interface Candidates {
+  input: SlotEngineInput;
+  starts: number[];
+  /** The span the candidates' blocked ranges can touch: all the busy time that can matter. */
+  busyRange: Interval;
+}
+
+function candidatesOf(ctx: SlotContext, range: Interval, now: number): Candidates | null {
+  const rules = slotRulesOf(ctx.eventType);
+  const first = Math.max(range.start, now + rules.minimumNoticeMs);
+  const last = Math.min(range.end - 1, now + rules.maximumAdvanceMs);
+  if (first > last) return null;
+  // Host dates whose intervals can hold a start in [first, last] or the meeting that follows it.
+  const tz = ctx.hostTimezone;
+  const availability = resolveAvailability(ctx.schedule, tz, addDays(localDateOf(tz, first), -1), addDays(localDateOf(tz, last + rules.durationMs), 1));
+  const input: SlotEngineInput = { ...rules, availability, busy: [], now, window: range };
+  const starts = findSlotStarts(input);
+  if (starts.length === 0) return null;
+  const busyRange = { start: starts[0]! - rules.bufferBeforeMs, end: starts[starts.length - 1]! + rules.durationMs + rules.bufferAfterMs };
+  return { input, starts, busyRange };
+}
+
 /**
  * Slot starts of `ctx` in `range`. The engine first runs without busy time: when no start is even a
  * candidate, neither calendar-sync nor the projection is asked. Otherwise busy time is read for just
  * the span the candidates' blocked ranges can touch, and the engine runs again.
  */
 async function slotStarts(sources: SlotSources, workspaceId: string, ctx: SlotContext, range: Interval, now: number, excludeBookingId?: string): Promise<Starts> {
-  const rules = slotRulesOf(ctx.eventType);
-  const first = Math.max(range.start, now + rules.minimumNoticeMs);
-  const last = Math.min(range.end - 1, now + rules.maximumAdvanceMs);
-  if (first > last) return [];
-  // Host dates whose intervals can hold a start in [first, last] or the meeting that follows it.
-  const tz = ctx.hostTimezone;
-  const availability = resolveAvailability(ctx.schedule, tz, addDays(localDateOf(tz, first), -1), addDays(localDateOf(tz, last + rules.durationMs), 1));
-  const input: SlotEngineInput = { ...rules, availability, busy: [], now, window: range };
-  const candidates = findSlotStarts(input);
-  if (candidates.length === 0) return [];
-
+  const candidates = candidatesOf(ctx, range, now);
+  if (!candidates) return [];
   const hostId = ctx.eventType.hostId;
-  const busyRange = { start: candidates[0]! - rules.bufferBeforeMs, end: candidates[candidates.length - 1]! + rules.durationMs + rules.bufferAfterMs };
+  const { input, busyRange } = candidates;
   const [calendar, booked] = await Promise.all([
     sources.calendarBusy(workspaceId, hostId, busyRange),
     sources.bookedIntervals(workspaceId, hostId, busyRange, excludeBookingId),
@@ -157,6 +171,10 @@ export async function checkSlot(sources: SlotSources, workspaceId: string, input
   const start = input.startAt.getTime();
   const starts = await slotStarts(sources, workspaceId, ctx, { start, end: start + 1 }, now.getTime(), input.excludeBookingId);
   if (starts === 'not_connected') return { bookable: false, reason: 'event_type_not_bookable' };
+  return answerOf(ctx, start, starts);
+}
+
+function answerOf(ctx: SlotContext, start: number, starts: number[]): SlotCheckResponse {
   if (starts[0] !== start) return { bookable: false, reason: 'slot_unavailable' };
   const rules = slotRulesOf(ctx.eventType);
   const end = start + rules.durationMs;
@@ -170,4 +188,112 @@ export async function checkSlot(sources: SlotSources, workspaceId: string, input
     blocked_to: toTimestamp(new Date(end + rules.bufferAfterMs)),
     meeting_type: ctx.eventType.meetingType,
   };
+}
+
+/** One check's answer, or the DomainError calendar_unavailable its calendar's busy time met. */
+export type SlotCheckOutcome = SlotCheckResponse | DomainError;
+
+/** A check that needs busy time: its engine input and the span it needs read. */
+interface PendingCheck {
+  index: number;
+  ctx: SlotContext;
+  start: number;
+  input: SlotEngineInput;
+  busyRange: Interval;
+  excludeBookingId?: string;
+}
+
+const overlapping = (intervals: readonly Interval[], range: Interval): Interval[] => intervals.filter((i) => i.start < range.end && i.end > range.start);
+const spanOf = (ranges: readonly Interval[]): Interval => ({ start: Math.min(...ranges.map((r) => r.start)), end: Math.max(...ranges.map((r) => r.end)) });
+
+/**
+ * The reads a group of checks shares: the checks of one host whose busy spans touch the same UTC days.
+ * Joining checks of other days would ask calendar-sync for days none of them needs, outside the busy
+ * copies it keeps per host and UTC days (http/calendar-busy-cache.ts), and could reach past its
+ * snapshot's range (whole UTC days), where it reads the provider instead.
+ */
+function readGroupOf(hostId: string, range: Interval): string {
+  const from = Math.floor(range.start / MS_PER_DAY);
+  const to = Math.max(Math.ceil(range.end / MS_PER_DAY), from + 1);
+  return `${hostId}\u0000${from}\u0000${to}`;
+}
+
+/**
+ * checkSlot for several checks of one workspace at once (the booking service's concurrent creates and
+ * reschedules, one call: issue 18), answering in order exactly what checkSlot answers for each alone,
+ * with the reads shared: each Event Type's context once; per host and UTC days (readGroupOf) one
+ * calendar busy read and one booked-interval read over the span all of its checks need, each check's
+ * engine then given only the intervals overlapping its own span (what its own read would have
+ * answered). A check with `excludeBookingId` reads the projection on its own, since the shared read
+ * cannot tell whose blocked range is whose.
+ *
+ * Failures: a calendar that cannot be read (DomainError calendar_unavailable) fails only the checks
+ * of its read group, as that check's outcome; not connected answers them event_type_not_bookable, as
+ * checkSlot does. Anything else (the store down) fails the whole batch, as it fails checkSlot.
+ */
+export async function checkSlots(sources: SlotSources, workspaceId: string, inputs: readonly SlotCheckInput[], now: Date): Promise<SlotCheckOutcome[]> {
+  const at = now.getTime();
+  const ids = [...new Set(inputs.map((i) => i.eventTypeId))];
+  const contexts = new Map(await Promise.all(ids.map(async (id) => [id, await sources.loadContext(workspaceId, id)] as const)));
+
+  const outcomes: SlotCheckOutcome[] = new Array<SlotCheckOutcome>(inputs.length);
+  const groups = new Map<string, PendingCheck[]>();
+  for (const [index, check] of inputs.entries()) {
+    const ctx = contexts.get(check.eventTypeId) ?? null;
+    if (!ctx) {
+      outcomes[index] = { bookable: false, reason: 'not_found' };
+      continue;
+    }
+    if (!bookabilityOf(ctx.eventType).bookable) {
+      outcomes[index] = { bookable: false, reason: 'event_type_not_bookable' };
+      continue;
+    }
+    const start = check.startAt.getTime();
+    const candidates = candidatesOf(ctx, { start, end: start + 1 }, at);
+    if (!candidates) {
+      outcomes[index] = answerOf(ctx, start, []);
+      continue;
+    }
+    const pending: PendingCheck = { index, ctx, start, input: candidates.input, busyRange: candidates.busyRange, excludeBookingId: check.excludeBookingId };
+    const key = readGroupOf(ctx.eventType.hostId, candidates.busyRange);
+    const group = groups.get(key);
+    if (group) group.push(pending);
+    else groups.set(key, [pending]);
+  }
+
+  await Promise.all([...groups.values()].map((group) => answerGroup(sources, workspaceId, group, outcomes)));
+  return outcomes;
+}
+
+async function answerGroup(sources: SlotSources, workspaceId: string, group: PendingCheck[], outcomes: SlotCheckOutcome[]): Promise<void> {
+  const hostId = group[0]!.ctx.eventType.hostId;
+  const shared = group.filter((c) => c.excludeBookingId === undefined);
+  const own = group.filter((c) => c.excludeBookingId !== undefined);
+  const calendarRead = sources.calendarBusy(workspaceId, hostId, spanOf(group.map((c) => c.busyRange)));
+  const sharedRead = shared.length > 0 ? sources.bookedIntervals(workspaceId, hostId, spanOf(shared.map((c) => c.busyRange))) : Promise.resolve([]);
+  const ownReads = own.map((c) => sources.bookedIntervals(workspaceId, hostId, c.busyRange, c.excludeBookingId));
+  // Every read settles before the group answers: none is left to reject unheard.
+  const [[calendarSettled], bookedReads] = await Promise.all([Promise.allSettled([calendarRead]), Promise.allSettled([sharedRead, ...ownReads])]);
+  const calendar = calendarSettled!;
+  // The store (or anything unforeseen) failing fails the batch, as it fails checkSlot.
+  const booked: Interval[][] = [];
+  for (const read of bookedReads) {
+    if (read.status === 'rejected') throw read.reason;
+    booked.push(read.value);
+  }
+  if (calendar.status === 'rejected') {
+    if (!(calendar.reason instanceof DomainError && calendar.reason.code === 'calendar_unavailable')) throw calendar.reason;
+    for (const c of group) outcomes[c.index] = calendar.reason;
+    return;
+  }
+  const busyCalendar = calendar.value;
+  if (busyCalendar === 'not_connected') {
+    for (const c of group) outcomes[c.index] = { bookable: false, reason: 'event_type_not_bookable' };
+    return;
+  }
+  const bookedOf = new Map(own.map((c, i) => [c, booked[i + 1]!]));
+  for (const c of group) {
+    const busy = overlapping(bookedOf.get(c) ?? booked[0]!, c.busyRange).concat(overlapping(busyCalendar, c.busyRange));
+    outcomes[c.index] = answerOf(c.ctx, c.start, findSlotStarts({ ...c.input, busy }));
+  }
 }

@@ -8,6 +8,8 @@ export const AVAILABILITY_ACCESS: AccessTable = {
   // Slots also for the invitation service, for the booking page's visitors.
   ...operationAccess('availability', { listSlots: { callers: ['gateway', 'invitation'], principals: ['api_key', 'booking_page'] } }),
   'POST /internal/v1/workspaces/:ws/slot-check': calledBy(['booking'], ['api_key', 'booking_page']),
+  // Several checks of one workspace and one principal (the credential's): booking batches only those.
+  'POST /internal/v1/workspaces/:ws/slot-checks': calledBy(['booking'], ['api_key', 'booking_page']),
   'GET /internal/v1/workspaces/:ws/hosts/:host': calledBy(['calendar-sync']),
   'GET /internal/v1/workspaces/:ws/event-types/by-slug/:slug': calledBy(['invitation'], ['booking_page']),
   'GET /internal/v1/workspaces/:ws/event-types/:evt': calledBy(['invitation'], ['api_key', 'booking_page']),

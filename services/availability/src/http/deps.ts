@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { cursorSchema, DEFAULT_LIST_LIMIT, DomainError, limitQuerySchema } from '@sched/contracts';
 import { requireWorkspace } from '@sched/http';
+import type { Logger } from '@sched/logger';
 import type { CursorCodec } from '@sched/pagination';
 import type { SlotSources } from '../domain/find-slots';
 import type { SlotsCache } from '../domain/slots-cache';
@@ -15,6 +16,7 @@ export interface RouteDeps {
   slots: SlotSources;
   slotsCache: SlotsCache;
   cursors: CursorCodec;
+  logger: Logger;
   now(): Date;
 }
 
