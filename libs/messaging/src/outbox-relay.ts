@@ -73,7 +73,8 @@ function prepared(params: string, text: string): Prepared {
  *
  * Each round is two round trips, `BEGIN; EXECUTE claim(...)` and, after the confirms,
  * `EXECUTE mark(...); COMMIT`, on statements prepared once per pooled connection (SQL PREPARE): no
- * planning per round, and no more round trips than unprepared text.
+ * planning per round, and no more round trips than unprepared text. The marking commit is asynchronous
+ * (synchronous_commit off): losing it in a crash only publishes its rows again.
  */
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { table: t, broker, logger: log } = opts;
@@ -250,7 +251,9 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         sqls.push(`UPDATE ${tableName} SET attempts = attempts + 1, last_error = ${literal(f.error)} WHERE id = ${literal(f.id)}`);
         log.warn('outbox event not published', { event_id: f.id, error: f.error });
       }
-      sqls.push('COMMIT');
+      // The marks need not wait for the WAL flush: a mark lost in a crash only publishes its row again
+      // (at-least-once, as after a crash between confirm and commit), which consumers deduplicate.
+      sqls.push('SET LOCAL synchronous_commit = off', 'COMMIT');
       await client.query(sqls.join('; '));
       open = false;
       log.debug('outbox round', { channel, published: published.length, failed: failed.length });
