@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { createBroker, createEnvelope, inspectDeadLetters, startConsumer, type Broker, type Consumer, type ConsumerOptions, type EventEnvelope } from '../src';
 import { waitForEventsHandled, waitForLog } from '../../testing/src/log-lines';
+import { settle } from '../../testing/src/settle';
 import { AMQP_URL, capturingLogger, deleteTopology, eventually, randomPrefix, rawConnection } from './helpers/amqp-test-kit';
 import { startTcpProxy } from './helpers/tcp-proxy';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
@@ -50,7 +51,7 @@ function start(opts: Partial<Options> & Pick<Options, 'service' | 'inbox' | 'han
   return c;
 }
 
-/** Resolves once the broker has handed every ready message of the queue to its consumer. */
+/** Resolves once the broker has handed every ready message of the queue to its consumer, and that has read them. */
 async function allDelivered(queue: string): Promise<void> {
   const conn = await rawConnection();
   try {
@@ -59,6 +60,7 @@ async function allDelivered(queue: string): Promise<void> {
   } finally {
     await conn.close();
   }
+  await settle(100, 'the broker has sent every message; nothing announces when the consumer has read them off its socket');
 }
 
 async function effects(tables: ServiceTables): Promise<Array<{ eventId: string; note: string | null }>> {
@@ -186,8 +188,7 @@ test('a consumer that dies in the middle of a batch loses nothing and commits no
   const pool = new Pool({ host: '127.0.0.1', port: 5432, user: 'postgres', database: tdb.name, max: 5, application_name: 'doomed-consumer' });
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined)); // its backends are terminated below
-  let reachedMiddle: () => void = () => undefined;
-  const middle = new Promise<void>((r) => (reachedMiddle = r));
+  let inTheMiddle = false;
   let crash: () => void = () => undefined;
   const crashed = new Promise<void>((r) => (crash = r));
   const doomedCalls: Array<{ n: number; txid: string }> = [];
@@ -207,21 +208,22 @@ test('a consumer that dies in the middle of a batch loses nothing and commits no
         first = false;
         await allDelivered(queue);
       }
-      doomedCalls.push({ n: nOf(e), txid: await txid(tx) });
+      const id = await txid(tx);
+      doomedCalls.push({ n: nOf(e), txid: id });
       await tx.insert(tables.effects).values({ eventId: e.id, note: 'doomed' });
-      if (nOf(e) === 4) {
-        reachedMiddle();
-        await crashed; // the process "dies" here, its batch open
+      if (doomedCalls.filter((c) => c.txid === id).length === 2) {
+        inTheMiddle = true;
+        await crashed; // the process "dies" here, in the middle of a batch
       }
     },
   });
   try {
-    await middle;
-    const batchTx = doomedCalls.find((c) => c.n === 4)!.txid;
-    expect(doomedCalls.filter((c) => c.txid === batchTx).length).toBeGreaterThan(1); // a batch, not a lone message
+    await eventually(() => inTheMiddle, 10_000, 'two handlers of one batch of the doomed consumer');
+    const batchTx = doomedCalls[doomedCalls.length - 1]!.txid;
+    expect(doomedCalls.filter((c) => c.txid === batchTx)).toHaveLength(2); // two handlers of one open batch have written
     proxy.cut();
     void pool.end().catch(() => undefined);
-    await tdb.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'doomed-consumer'`);
+    await tdb.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'doomed-consumer'`);
     crash();
 
     const effectsBefore = (await effects(tables)).length;
