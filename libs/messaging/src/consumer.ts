@@ -1,7 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { runWithContext } from '@sched/logger';
+import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
+import { currentContext, runWithContext } from '@sched/logger';
 import { brokerInternals, type Broker, type MessagingLogger } from './broker';
 import { publishConfirmed, republishOptions } from './confirm-publish';
 import type { AnyPgDatabase, TxOf } from './db-types';
@@ -45,6 +46,18 @@ export interface ConsumerOptions<TDb extends AnyPgDatabase> {
   retryDelaysMs?: readonly number[];
   /** Unacknowledged messages handled at once by this consumer. Default 10. */
   prefetch?: number;
+  /**
+   * Opt-in: messages waiting together share one transaction (group commit, @sched/group-commit): one inbox
+   * insert for all, `handler` for each in turn on the same `tx`, one COMMIT, then each is acknowledged. No
+   * timer: a message alone goes at once; batches (at most `prefetch` messages) form only while an earlier
+   * transaction is running. If any handler throws (or the transaction fails), the batch is rolled back and
+   * each of its messages runs again in a transaction of its own, so a failure affects only its own message
+   * (retries and dead-lettering as without batching). So a handler may run twice for one delivery, and a
+   * later message's handler sees the earlier ones' uncommitted writes: only for handlers whose every effect
+   * is a statement in `tx` (no HTTP call, no in-memory state that a rolled-back batch would leave changed),
+   * and which do not hold locks others wait on for long. `inFlight`: transactions at once (default 1).
+   */
+  batch?: boolean | { inFlight?: number };
   logger: MessagingLogger;
 }
 
@@ -58,12 +71,21 @@ export interface Consumer {
 
 const REPUBLISH_FAILURE_PAUSE_MS = 1000;
 
+/** A parsed delivery on its way into a transaction. */
+interface Delivery {
+  envelope: EventEnvelope;
+  info: DeliveryInfo;
+}
+
+type Outcome = 'handled' | 'duplicate';
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Competing consumer for one service queue. Each message is handled in one database
- * transaction with its inbox row, so an effect is committed once however often the
- * message arrives. Failures go through the delay queues, then to `<service>.dlq`.
+ * transaction with its inbox row (with `batch`, messages waiting together share one), so an
+ * effect is committed once however often the message arrives. Failures go through the delay
+ * queues, then to `<service>.dlq`.
  */
 export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<TDb>): Consumer {
   const internals = brokerInternals(opts.broker);
@@ -76,6 +98,50 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
   events.setMaxListeners(0);
   // Deliveries arrive inside whichever handler last touched the socket: keep its event_id out.
   const scope = new AsyncResource('sched-messaging-consumer');
+
+  /**
+   * Deliveries in one transaction with their inbox rows: one insert for all (in id order, so two batches
+   * never wait on each other's rows in opposite orders), then each fresh one's handler in delivery order.
+   */
+  async function handleInTransaction(items: Delivery[]): Promise<Outcome[]> {
+    const rows = items.map((d) => ({ eventId: d.envelope.id, type: d.envelope.type }));
+    if (rows.length > 1) rows.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    return opts.db.transaction(async (tx) => {
+      const inserted = await tx.insert(opts.inbox).values(rows).onConflictDoNothing().returning({ eventId: opts.inbox.eventId });
+      const fresh = new Set(inserted.map((r) => r.eventId));
+      const outcomes: Outcome[] = [];
+      for (const { envelope: env, info } of items) {
+        if (!fresh.has(env.id)) {
+          outcomes.push('duplicate');
+          continue;
+        }
+        // A batch runs in the context of whichever delivery started it: each handler gets its own event_id.
+        if (currentContext().event_id === env.id) await opts.handler(env, tx as TxOf<TDb>, info);
+        else await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, () => opts.handler(env, tx as TxOf<TDb>, info));
+        outcomes.push('handled');
+      }
+      return outcomes;
+    });
+  }
+
+  const batchOpts = opts.batch === true ? {} : opts.batch || undefined;
+  /** With `batch`: deliveries waiting together go into one transaction; a failed batch runs its items alone. */
+  const batches: GroupCommit<Delivery, Outcome> | undefined = batchOpts
+    ? createGroupCommit<Delivery, Outcome>({
+        run: handleInTransaction,
+        maxInFlight: Math.max(1, batchOpts.inFlight ?? 1),
+        maxBatch: prefetch,
+        // A message and its redelivery never share a batch: the later one finds the inbox row committed.
+        keyOf: (d) => d.envelope.id,
+        retryAlone: () => true,
+      })
+    : undefined;
+
+  async function handleOne(d: Delivery): Promise<Outcome> {
+    if (batches) return batches.submit(d);
+    const [outcome] = await handleInTransaction([d]);
+    return outcome!;
+  }
 
   /** The channel we are subscribed on; every delivery is settled on the channel that brought it. */
   let subscription: { ch: ConfirmChannel; consumerTag: string } | undefined;
@@ -177,7 +243,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
       return;
     }
     await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, async () => {
-      let outcome: 'handled' | 'duplicate';
+      let outcome: Outcome;
       const info = { attempt, redelivered: msg.fields.redelivered };
       if (opts.idempotent?.accepts(env)) {
         try {
@@ -191,16 +257,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
         return;
       }
       try {
-        outcome = await opts.db.transaction(async (tx) => {
-          const inserted = await tx
-            .insert(opts.inbox)
-            .values({ eventId: env.id, type: env.type })
-            .onConflictDoNothing()
-            .returning({ eventId: opts.inbox.eventId });
-          if (inserted.length === 0) return 'duplicate' as const;
-          await opts.handler(env, tx as TxOf<TDb>, info);
-          return 'handled' as const;
-        });
+        outcome = await handleOne({ envelope: env, info });
       } catch (err) {
         await onFailure(ch, msg, headers, attempt, err);
         return;

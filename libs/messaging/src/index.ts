@@ -23,7 +23,17 @@ export {
   type ServiceQueueNames,
 } from './topology';
 export { HEADERS } from './message-headers';
-export { outboxTable, enqueueEvent, enqueueEventSql, outboxChannel, outboxSchemaName, outboxRetentionRule, type OutboxTable } from './outbox-table';
+export {
+  outboxTable,
+  enqueueEvent,
+  enqueueEventSql,
+  outboxChannel,
+  outboxSchemaName,
+  outboxNotifyPayload,
+  parseOutboxNotifyPayload,
+  outboxRetentionRule,
+  type OutboxTable,
+} from './outbox-table';
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
 export { inboxTable, inboxRetentionRule, type InboxTable } from './inbox-table';
 export { startConsumer, type Consumer, type ConsumerOptions, type EventHandler, type DeliveryInfo } from './consumer';

@@ -54,20 +54,47 @@ export function outboxSchemaName(table: OutboxTable): string {
 }
 
 /**
+ * The payload of the relay's NOTIFY: the ids of the rows it announces, as a JSON array of strings
+ * (`["<event id>", ...]`), so the relay claims exactly those rows by primary key. An empty payload (or one
+ * it cannot read, or one that would not fit a NOTIFY's 8000 bytes) means "look for unpublished rows":
+ * the relay then runs its claim over the index of unpublished rows. SQL writers build the same text with
+ * `json_agg(id)::text` / `json_build_array(id)::text`.
+ */
+export function outboxNotifyPayload(ids: readonly string[]): string {
+  const payload = JSON.stringify(ids);
+  return Buffer.byteLength(payload) < MAX_NOTIFY_PAYLOAD_BYTES ? payload : '';
+}
+
+/** Postgres refuses a NOTIFY payload of 8000 bytes or more. */
+export const MAX_NOTIFY_PAYLOAD_BYTES = 8000;
+
+/** The ids a NOTIFY payload names (outboxNotifyPayload), or undefined when it says "look" ('' or unreadable). */
+export function parseOutboxNotifyPayload(payload: string): string[] | undefined {
+  if (payload === '') return undefined;
+  try {
+    const value: unknown = JSON.parse(payload);
+    if (Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'string' && id.length > 0)) return value as string[];
+  } catch {
+    // not ours: look
+  }
+  return undefined;
+}
+
+/**
  * The outbox INSERT of one event, with the relay's NOTIFY riding on it (delivered only when the
- * caller commits). For a caller that folds it into a larger statement as a data-modifying WITH;
- * enqueueEvent runs it on its own.
+ * caller commits), naming the event's id. For a caller that folds it into a larger statement as a
+ * data-modifying WITH; enqueueEvent runs it on its own.
  */
 export function enqueueEventSql(table: OutboxTable, envelope: EventEnvelope): SQL {
   assertEnvelope(envelope);
-  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, '')`;
+  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, ${outboxNotifyPayload([envelope.id])})`;
   return sql`INSERT INTO ${table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`;
 }
 
 /**
  * Adds the event to the outbox inside the caller's transaction. The NOTIFY is
  * transactional too: Postgres delivers it only on commit, so the relay wakes up right
- * after the commit and never for a rolled-back event. One round trip.
+ * after the commit (and claims this row by its id) and never for a rolled-back event. One round trip.
  */
 export async function enqueueEvent(tx: AnyPgDatabase, table: OutboxTable, envelope: EventEnvelope): Promise<void> {
   await tx.execute(enqueueEventSql(table, envelope));

@@ -271,3 +271,123 @@ test('with one round in flight at most, a later event waits for the slow round (
   release!();
   await eventually(() => order.length === 2, 2000, 'the second publish after the first round ended');
 });
+
+/** An outbox row committed without any NOTIFY: as if the relay's LISTEN had been down when it committed. */
+async function insertSilently(e: EventEnvelope): Promise<void> {
+  await tdb.pool.query(`INSERT INTO "${tables.schemaName}".outbox (id, type, workspace_id, payload) VALUES ($1, $2, $3, $4)`, [e.id, e.type, e.workspace_id, JSON.stringify(e)]);
+}
+
+/**
+ * The relay is idle: the scans it owes from its start and its LISTEN have claimed their rows. The first
+ * marker may be published by the start's scan while the LISTEN's scan is still to run (it starts as the
+ * first hands its rows over); the second is committed after that, so once it is out, that scan has claimed.
+ */
+async function relayIdle(): Promise<void> {
+  for (const n of [-2, -3]) {
+    const marker = event(n);
+    await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, marker));
+    await eventually(() => probe.ids().includes(marker.id), 5000, 'the idle marker');
+  }
+}
+
+test('the NOTIFY names its rows and the relay claims exactly those; a row committed without one waits for a scan (a NOTIFY without ids, or the poll)', async () => {
+  relay({ pollIntervalMs: 60_000 });
+  await relayListening();
+  await relayIdle();
+  const missed = event(1);
+  await insertSilently(missed);
+  const named = event(2);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, named));
+  await eventually(() => isPublished(named.id), 2000, 'the named row published');
+  // A claim over every unpublished row would have taken the older, missed row first.
+  expect(probe.ids()).not.toContain(missed.id);
+  expect(await isPublished(missed.id)).toBe(false);
+
+  await tdb.pool.query('SELECT pg_notify($1, $2)', [`${tables.schemaName}_outbox`, '']);
+  await eventually(() => probe.ids().includes(missed.id), 2000, 'the missed row, found by the scan');
+  expect(probe.ids().filter((id) => id === missed.id || id === named.id)).toEqual([named.id, missed.id]);
+});
+
+test('two relays racing publish every committed row exactly once: rows named by NOTIFY, rows whose NOTIFY was missed, rows of a NOTIFY without ids', async () => {
+  const named = Array.from({ length: 150 }, (_, i) => event(i));
+  const missed = Array.from({ length: 60 }, (_, i) => event(1000 + i));
+  const unnamed = Array.from({ length: 30 }, (_, i) => event(2000 + i));
+  relay({ batchSize: 20, pollIntervalMs: 50 });
+  relay({ batchSize: 20, pollIntervalMs: 50 });
+  await Promise.all([
+    ...[0, 1, 2].map((k) =>
+      tdb.db.transaction(async (tx) => {
+        for (const e of named.slice(k * 50, (k + 1) * 50)) await enqueueEvent(tx, tables.outbox, e);
+      }),
+    ),
+    (async () => {
+      for (const e of missed) await insertSilently(e);
+    })(),
+    (async () => {
+      const c = await tdb.pool.connect();
+      try {
+        await c.query('BEGIN');
+        for (const e of unnamed) await c.query(`INSERT INTO "${tables.schemaName}".outbox (id, type, workspace_id, payload) VALUES ($1, $2, $3, $4)`, [e.id, e.type, e.workspace_id, JSON.stringify(e)]);
+        await c.query('SELECT pg_notify($1, $2)', [`${tables.schemaName}_outbox`, '']);
+        await c.query('COMMIT');
+      } finally {
+        c.release();
+      }
+    })(),
+  ]);
+  const all = [...named, ...missed, ...unnamed];
+  await eventually(() => probe.messages.length >= all.length, 10_000, `${all.length} events`);
+  // As in the test above with 200 rows: after both stopped, a marker on the same channel comes after anything they published.
+  await Promise.all(relays.splice(0).map((r) => r.stop()));
+  const marker = event(-1);
+  await broker.publish(marker);
+  await eventually(() => probe.ids().includes(marker.id), 5000, 'the marker event');
+
+  const ids = probe.ids();
+  expect(ids.pop()).toBe(marker.id);
+  expect(ids).toHaveLength(all.length);
+  expect(new Set(ids)).toEqual(new Set(all.map((e) => e.id)));
+  const [unpublished] = await tdb.db.select({ n: sql<number>`count(*)::int` }).from(tables.outbox).where(isNull(tables.outbox.publishedAt));
+  expect(unpublished!.n).toBe(0);
+});
+
+test('notifications arriving while a round is in flight are coalesced: their rows go out together in the next round', async () => {
+  const order: string[] = [];
+  let release: (() => void) | undefined;
+  const slowFirst: Pick<Broker, 'publish' | 'isConnected'> = {
+    isConnected: () => true,
+    publish: (e) => {
+      order.push(e.id);
+      if (order.length === 1) return new Promise<void>((resolve) => (release = resolve));
+      return Promise.resolve();
+    },
+  };
+  relay({ broker: slowFirst, pollIntervalMs: 60_000, maxRoundsInFlight: 1 });
+  await relayListening();
+  const first = event(1);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, first));
+  await eventually(() => order.length === 1, 2000, 'the first publish');
+  const later = Array.from({ length: 5 }, (_, i) => event(10 + i));
+  for (const e of later) await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  await settle(200, 'a NOTIFY reaches the relay shortly after its commit returns, and the relay announces nothing while the slow round holds it back: the five must all be heard before that round ends');
+  release!();
+  await eventually(async () => (await tdb.db.select().from(tables.outbox).where(isNull(tables.outbox.publishedAt))).length === 0, 2000, 'every row marked');
+  expect(order).toEqual([first.id, ...later.map((e) => e.id)]);
+  // One round marks its rows in one statement: now() is its transaction's start, the same for all of them.
+  const { rows } = await tdb.pool.query(`SELECT count(DISTINCT published_at)::int AS rounds FROM "${tables.schemaName}".outbox WHERE id = ANY($1)`, [later.map((e) => e.id)]);
+  expect(rows[0].rounds).toBe(1);
+});
+
+test('a connection whose prepared statements were dropped is replaced, and the relay keeps publishing', async () => {
+  relay({ pollIntervalMs: 60_000, maxBackoffMs: 100 });
+  await relayListening();
+  await relayIdle();
+  // Every idle connection of the pool (the relay's among them) forgets its prepared statements.
+  const idle = await Promise.all(Array.from({ length: tdb.pool.idleCount }, () => tdb.pool.connect()));
+  await Promise.all(idle.map((c) => c.query('DEALLOCATE ALL')));
+  idle.forEach((c) => c.release());
+  const e = event(7);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  await eventually(() => isPublished(e.id), 5000, 'the event published and marked after the statements were dropped');
+  expect(probe.ids().filter((id) => id === e.id)).toEqual([e.id]);
+});

@@ -60,6 +60,7 @@ export function setupBooking(ctx: ServiceContext<BookingConfig>, opts: SetupOpti
     service: 'booking',
     bindings: CALENDAR_RESULT_BINDINGS,
     handler: calendarResultHandler({ logger: ctx.logger, clock }),
+    batch: true, // the handler's effects are statements in tx (booking row, outbox): results waiting together share a transaction
     logger: ctx.logger,
   });
   ctx.onStop('calendar result consumer', () => consumer.stop());

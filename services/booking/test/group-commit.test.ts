@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { toBookingResource, type BookingRecord } from '../src/domain/booking';
 import { newBookingRecord } from '../src/domain/create-booking';
 import { DomainError } from '@sched/contracts';
+import { parseOutboxNotifyPayload } from '@sched/messaging';
 import { waitFor } from '@sched/testing';
 import type { CreateWrite } from '../src/domain/ports';
 import { bookingCreates, createBatchRow } from '../src/store/create-batch.queries';
@@ -114,22 +115,29 @@ it('answers in_progress and writes nothing for a key whose lock another transact
   expect(await store().write(item)).toEqual({ kind: 'created', answer: createBatchRow(item).created_body });
 });
 
-it('wakes the outbox relay with one NOTIFY per batch, delivered at commit', async () => {
+it('wakes the outbox relay with one NOTIFY per batch, delivered at commit, naming the events it created (migration 0007)', async () => {
   const listener = new Client({ connectionString: h.db.adminUrl });
   await listener.connect();
-  const heard: string[] = [];
+  const heard: Array<{ channel: string; payload: string | undefined }> = [];
   const MARKER = 'test-marker';
-  listener.on('notification', (n) => heard.push(n.payload === MARKER ? MARKER : n.channel));
+  listener.on('notification', (n) => heard.push({ channel: n.channel, payload: n.payload }));
   try {
     await listener.query('LISTEN test_batch_outbox');
     const creates = store('test_batch_outbox');
-    await creates.write(insert(record(nextStart())));
+    const alone = insert(record(nextStart()));
+    await creates.write(alone);
     const start = nextStart();
-    await Promise.all([insert(record(start)), insert(record(start))].map((w) => creates.write(w))); // one created, one slot taken
+    const pair = [insert(record(start)), insert(record(start))];
+    const answers = await Promise.all(pair.map((w) => creates.write(w))); // one created, one slot taken
+    const created = pair[answers.findIndex((a) => a.kind === 'created')]!;
     // Notifications arrive in commit order: once this later one is heard, every batch's has been.
     await h.db.adminPool.query('SELECT pg_notify($1, $2)', ['test_batch_outbox', MARKER]);
-    await waitFor(() => heard.includes(MARKER));
-    expect(heard).toEqual(['test_batch_outbox', 'test_batch_outbox', MARKER]);
+    await waitFor(() => heard.some((n) => n.payload === MARKER));
+    expect(heard.map((n) => n.channel)).toEqual(['test_batch_outbox', 'test_batch_outbox', 'test_batch_outbox']);
+    // The relay claims exactly the rows a payload names (libs/messaging parseOutboxNotifyPayload).
+    const eventOf = async (w: typeof alone) =>
+      (await h.db.adminPool.query(`SELECT id FROM booking.outbox WHERE payload->'data'->'booking'->>'id' = $1`, [w.booking.id])).rows.map((r) => r.id as string);
+    expect(heard.map((n) => parseOutboxNotifyPayload(n.payload ?? ''))).toEqual([await eventOf(alone), await eventOf(created), undefined]);
   } finally {
     await listener.end();
   }

@@ -25,7 +25,8 @@ export function startAvailabilityConsumer(deps: { broker: Broker; db: Db; statem
     // nothing: those skip the inbox and its transaction (one statement instead of four).
     idempotent: { accepts: (envelope) => BOOKING_EVENTS.has(envelope.type), handler: (envelope, db) => handleBookingChanged(envelope, db, deps.statements) },
     // Calendar events go through the inbox. Only bound kinds arrive; anything else is acknowledged
-    // (its inbox row records that it was seen).
+    // (its inbox row records that it was seen). Their upsert is a statement in tx: they may share one.
+    batch: true,
     handler: async (envelope, tx) => {
       if (envelope.type === CALENDAR_EVENT) await handleCalendarConnectionUpdated(envelope, tx);
     },

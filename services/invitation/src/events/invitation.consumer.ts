@@ -24,6 +24,7 @@ export function startInvitationConsumer(opts: {
     logger: opts.logger,
     // Most Bookings are made without an invitation: those need no transaction here at all.
     accepts: concernsAnInvitation,
+    batch: true, // the ledger's writes are statements in tx: messages waiting together share a transaction
     handler: async (envelope, tx) => {
       const result = await handleBookingCreated(envelope, opts.ledgerFor, tx as DbTx, opts.now());
       if (result === 'over_limit') {

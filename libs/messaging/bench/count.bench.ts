@@ -1,0 +1,233 @@
+/**
+ * Counts what the consumer and the outbox relay cost per message in Postgres, on the local Postgres and
+ * RabbitMQ (issue 18, docs/performance.md): round trips, statements and transactions per message, read on
+ * the library's own pool (every query it sends is counted), and the CPU time of
+ * the Postgres backends serving it (/proc/<pid>/schedstat, nanoseconds). Counts, not wall-clock timings:
+ * they do not depend on what else runs on the machine.
+ *
+ *   node --import tsx libs/messaging/bench/count.bench.ts
+ *   COUNT_MESSAGES=100 COUNT_PREFETCH=10,100 COUNT_ONLY=consumer|relay COUNT_BATCH=0 node --import tsx libs/messaging/bench/count.bench.ts
+ *
+ * Consumer: N messages wait in the queue when the consumer subscribes (delivered together); the handler
+ * writes one row in the consumer's transaction. Relay: N events committed one by one (each its own
+ * transaction, the next after the previous commit) while the relay listens; first on a fresh table, then
+ * after WARM_EVENTS more were published through it since the last vacuum (autovacuum off for the table).
+ */
+import { readFileSync } from 'node:fs';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { Pool, type PoolClient } from 'pg';
+import { createBroker, createEnvelope, enqueueEvent, startConsumer, startOutboxRelay, type Broker, type ConsumerOptions } from '../src';
+import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, testLogger } from '../test/helpers/amqp-test-kit';
+import { createServiceTables, createTestDatabase, type TestDatabase, type TestDb } from '../test/helpers/test-database';
+
+const N = Number(process.env.COUNT_MESSAGES ?? 100);
+const PREFETCHES = (process.env.COUNT_PREFETCH ?? '10,100').split(',').map(Number);
+const WARM_EVENTS = Number(process.env.COUNT_WARM_EVENTS ?? 2000);
+/** `consumer` or `relay`: only that half. */
+const ONLY = process.env.COUNT_ONLY;
+const logger = testLogger();
+const consumerServices: string[] = [];
+
+/** Splits a simple-protocol text into its statements (outside quotes), to count them. */
+function statementsIn(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === "'") quoted = !quoted;
+    if (ch === ';' && !quoted) {
+      if (cur.trim()) out.push(cur.trim());
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur.trim()) out.push(cur.trim());
+  return out;
+}
+
+interface Counts {
+  roundTrips: number;
+  statements: number;
+  begins: number;
+  byKind: Map<string, number>;
+}
+
+/** A pool whose every query is counted (round trips, statements, BEGINs), for the code under test alone. */
+function countingPool(tdb: TestDatabase, applicationName: string): { pool: Pool; counts: Counts; reset(): void } {
+  const counts: Counts = { roundTrips: 0, statements: 0, begins: 0, byKind: new Map() };
+  const pool = new Pool({ host: '127.0.0.1', port: 5432, user: 'postgres', database: tdb.name, max: 20, application_name: applicationName });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client: PoolClient) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0];
+      const named = typeof first === 'object' && first !== null && 'name' in first && (first as { name?: string }).name;
+      const text = typeof first === 'string' ? first : ((first as { text?: string })?.text ?? '');
+      const stmts = named ? [text] : statementsIn(text);
+      counts.roundTrips += 1;
+      counts.statements += stmts.length;
+      for (const s of stmts) {
+        // The verb and its object (EXECUTE: the statement's name), e.g. `INSERT INTO`, `EXECUTE sched_outbox_…`.
+        const kind = s.split(/[\s(]+/, 2).join(' ');
+        if (/^begin/i.test(kind)) counts.begins += 1;
+        counts.byKind.set(kind, (counts.byKind.get(kind) ?? 0) + 1);
+      }
+      return query(...args);
+    };
+  });
+  return {
+    pool,
+    counts,
+    reset() {
+      counts.roundTrips = 0;
+      counts.statements = 0;
+      counts.begins = 0;
+      counts.byKind.clear();
+    },
+  };
+}
+
+/** CPU time (ns) of the Postgres backends with this application_name, from /proc/<pid>/schedstat. */
+async function backendCpuNs(admin: Pool, applicationName: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function cpuDeltaMs(before: Map<number, number>, after: Map<number, number>): number {
+  let ns = 0;
+  for (const [pid, t] of after) ns += t - (before.get(pid) ?? 0);
+  return ns / 1e6;
+}
+
+const per = (n: number) => Math.round((n / N) * 100) / 100;
+const kinds = (c: Counts) => Object.fromEntries([...c.byKind].map(([k, v]) => [k, per(v)]));
+
+async function countConsumer(tdb: TestDatabase, admin: Pool, broker: Broker, prefetch: number, batch: boolean): Promise<Record<string, unknown>> {
+  const app = `count-consumer-${prefetch}-${batch ? 'b' : 's'}`;
+  const { pool, counts, reset } = countingPool(tdb, app);
+  const db = drizzle({ client: pool }) as TestDb;
+  const name = `cons_${prefetch}_${batch ? 'b' : 's'}`;
+  const tables = await createServiceTables(admin, name);
+  const opts: ConsumerOptions<TestDb> = {
+    broker,
+    db,
+    inbox: tables.inbox,
+    service: name,
+    bindings: [`${name}.*`],
+    prefetch,
+    logger,
+    handler: async (e, tx) => {
+      await tx.insert(tables.effects).values({ eventId: e.id, note: 'done' });
+    },
+    ...(batch ? { batch: true } : {}),
+  } as ConsumerOptions<TestDb>;
+  // Declares the queue, then goes away: the messages wait for the next subscriber.
+  const first = startConsumer(opts);
+  await first.ready();
+  await first.stop();
+  await Promise.all(Array.from({ length: N }, (_, i) => broker.publish(createEnvelope({ type: `${name}.created`, workspace_id: 'ws_1', data: { i } }))));
+  // Warm the pool so backend start-up is not counted.
+  const held = await Promise.all(Array.from({ length: Math.min(prefetch, 10) }, () => pool.connect()));
+  held.forEach((c) => c.release());
+  reset();
+  const cpuBefore = await backendCpuNs(admin, app);
+  const started = process.cpuUsage();
+  const consumer = startConsumer(opts);
+  await eventually(async () => (await admin.query(`SELECT count(*)::int AS n FROM "${name}".effects`)).rows[0].n >= N, 30_000, 'every message handled');
+  await consumer.stop();
+  const cpu = process.cpuUsage(started);
+  const cpuAfter = await backendCpuNs(admin, app);
+  const snapshot = { ...counts, byKind: new Map(counts.byKind) };
+  await pool.end();
+  consumerServices.push(name);
+  return {
+    scenario: `consumer, ${N} messages waiting, prefetch ${prefetch}, ${batch ? 'batch' : 'one per transaction'}`,
+    per_message: {
+      round_trips: per(snapshot.roundTrips),
+      statements: per(snapshot.statements),
+      transactions: per(snapshot.begins),
+      commits: per([...snapshot.byKind].filter(([k]) => /^commit/i.test(k)).reduce((n, [, v]) => n + v, 0) ?? 0),
+      postgres_backend_cpu_ms: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
+      node_cpu_ms_this_process: Math.round(((cpu.user + cpu.system) / 1000 / N) * 1000) / 1000,
+      statements_by_kind: kinds(snapshot),
+    },
+  };
+}
+
+async function countRelay(tdb: TestDatabase, admin: Pool, broker: Broker, warm: number): Promise<Record<string, unknown>> {
+  const app = `count-relay-${warm}`;
+  const { pool, counts, reset } = countingPool(tdb, app);
+  const schema = `relay_${warm}`;
+  const tables = await createServiceTables(admin, schema);
+  await admin.query(`ALTER TABLE "${schema}".outbox SET (autovacuum_enabled = false)`);
+  const writer = drizzle({ client: admin }) as TestDb;
+  const probe = await openProbe(broker.names.prefix, `${schema}.#`);
+  const relay = startOutboxRelay({ pool, table: tables.outbox, broker, logger, pollIntervalMs: 60_000 });
+  await eventually(async () => {
+    const { rows } = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle' AND query = $2`, [app, `LISTEN "${schema}_outbox"`]);
+    return rows.length > 0;
+  }, 5000, 'the relay to LISTEN');
+  const event = (i: number) => createEnvelope({ type: `${schema}.created`, workspace_id: 'ws_1', data: { i } });
+  // Rows published since the last vacuum leave dead entries in the partial index of unpublished rows.
+  for (let i = 0; i < warm; i += 1) await writer.transaction((tx) => enqueueEvent(tx, tables.outbox, event(i)));
+  await eventually(() => probe.messages.length >= warm, 60_000, 'the warm-up events');
+  const held = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
+  held.forEach((c) => c.release());
+  reset();
+  const cpuBefore = await backendCpuNs(admin, app);
+  for (let i = 0; i < N; i += 1) await writer.transaction((tx) => enqueueEvent(tx, tables.outbox, event(warm + i)));
+  await eventually(() => probe.messages.length >= warm + N, 30_000, 'every event published');
+  await eventually(async () => (await admin.query(`SELECT count(*)::int AS n FROM "${schema}".outbox WHERE published_at IS NULL`)).rows[0].n === 0, 10_000, 'every row marked');
+  const cpuAfter = await backendCpuNs(admin, app);
+  const snapshot = { ...counts, byKind: new Map(counts.byKind) };
+  const ids = probe.ids();
+  await relay.stop();
+  await probe.close();
+  await pool.end();
+  return {
+    scenario: `relay, ${N} events committed one by one, ${warm} published before since the last vacuum`,
+    published_twice: ids.length - new Set(ids).size,
+    per_event: {
+      rounds: per(snapshot.begins),
+      round_trips: per(snapshot.roundTrips),
+      statements: per(snapshot.statements),
+      commits: per([...snapshot.byKind].filter(([k]) => /^commit/i.test(k)).reduce((n, [, v]) => n + v, 0) ?? 0),
+      postgres_backend_cpu_ms: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
+      statements_by_kind: kinds(snapshot),
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const tdb = await createTestDatabase();
+  const admin = tdb.pool;
+  const prefix = randomPrefix();
+  const broker = createBroker({ url: AMQP_URL, prefix, logger, name: 'count-bench' });
+  await broker.waitForConnection();
+  const results: Array<Record<string, unknown>> = [];
+  try {
+    if (ONLY !== 'relay') {
+      for (const prefetch of PREFETCHES) {
+        for (const batch of process.env.COUNT_BATCH === '0' ? [false] : [false, true]) results.push(await countConsumer(tdb, admin, broker, prefetch, batch));
+      }
+    }
+    if (ONLY !== 'consumer') for (const warm of [0, WARM_EVENTS]) results.push(await countRelay(tdb, admin, broker, warm));
+  } finally {
+    await broker.close();
+    await deleteTopology(prefix, consumerServices.map((service) => ({ service }))).catch(() => undefined);
+    await tdb.drop();
+  }
+  for (const r of results) process.stdout.write(`${JSON.stringify(r)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
