@@ -37,9 +37,11 @@ export type Queryable = Pick<PoolClient, 'query'>;
 /**
  * The statement's text, prepared once per connection by name: planning this CTE took longer than
  * running it (about 0.8 ms of Postgres CPU per event, pg_stat_statements, docs/benchmarks.md).
- * One statement for any number of events (their inbox rows, deliveries and claims): $1 event ids,
- * $2 event types, $3 workspace ids, $4 bodies (arrays, one element per event, in order); $5 room,
- * $6 per-endpoint cap, $7 lease ms, $8 claim token, $9 the deliveries NOTIFY channel.
+ * One statement for any number of events (their inbox rows, deliveries and claims): $1 the events, a
+ * JSON array of {ord, event_id, event_type, workspace_id, body} (rather than an array parameter per
+ * column: Postgres plans unnest() by the arrays' length, so it would plan every call again instead of
+ * keeping the prepared plan); $2 room, $3 per-endpoint cap, $4 lease ms, $5 claim token, $6 the
+ * deliveries NOTIFY channel.
  * Per endpoint, the events claim in their order, as many as the endpoint's cap leaves, and only while
  * no older delivery of it waits unclaimed; the room goes to the events in their order. So the rows of
  * an endpoint claimed here are always its oldest new ones, as when each event had its own statement.
@@ -48,7 +50,7 @@ export type Queryable = Pick<PoolClient, 'query'>;
  */
 const INGEST_SQL = `
     WITH input AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS i(event_id, event_type, workspace_id, body, ord)
+      SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(ord int, event_id text, event_type text, workspace_id text, body text)
     ), inboxed AS (
       INSERT INTO webhook_dispatch.inbox (event_id, type)
       SELECT event_id, event_type FROM input ORDER BY event_id
@@ -71,22 +73,22 @@ const INGEST_SQL = `
       FROM (SELECT DISTINCT id FROM wanting) w
     ), ranked AS (
       SELECT w.*,
-        $5::int > 0 AND NOT s.waiting AND row_number() OVER (PARTITION BY w.id ORDER BY w.ord) <= $6::int - s.busy AS claimable
+        $2::int > 0 AND NOT s.waiting AND row_number() OVER (PARTITION BY w.id ORDER BY w.ord) <= $3::int - s.busy AS claimable
       FROM wanting w JOIN endpoint_state s ON s.id = w.id
     ), picked AS (
-      SELECT r.*, r.claimable AND sum(r.claimable::int) OVER (ORDER BY r.ord, r.id) <= $5::int AS claim FROM ranked r
+      SELECT r.*, r.claimable AND sum(r.claimable::int) OVER (ORDER BY r.ord, r.id) <= $2::int AS claim FROM ranked r
     ), inserted AS (
       INSERT INTO webhook_dispatch.deliveries (id, workspace_id, endpoint_id, event_id, event_type, body, status, next_attempt_at, locked_until, claim_token)
       SELECT 'whd_' || rtrim(translate(encode(public.gen_random_bytes(16), 'base64'), '+/', '-_'), '='),
              p.workspace_id, p.id, p.event_id, p.event_type, p.body, 'pending', now(),
-             CASE WHEN p.claim THEN now() + $7::int * interval '1 millisecond' END,
-             CASE WHEN p.claim THEN $8::text END
+             CASE WHEN p.claim THEN now() + $4::int * interval '1 millisecond' END,
+             CASE WHEN p.claim THEN $5::text END
       FROM picked p
       ORDER BY p.ord, p.id
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING id, endpoint_id, event_id, claim_token IS NOT NULL AS claimed, attempt_count, round_attempts, created_at
     ), woken AS (
-      SELECT pg_notify($9::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
+      SELECT pg_notify($6::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
     )
     -- woken is selected so that the planner keeps (and runs) it.
     SELECT i.ord, b.event_id IS NOT NULL AS fresh, (SELECT count(*) FROM woken)::int AS woken, d.*
@@ -118,14 +120,21 @@ export async function insertEventsDeliveries(db: Queryable, events: readonly Ing
   const res = await db.query<Record<string, unknown>>({
     name: 'webhook_dispatch_ingest_events',
     text: INGEST_SQL,
-    values: [events.map((e) => e.eventId), events.map((e) => e.eventType), events.map((e) => e.workspaceId), events.map((e) => e.body), c.room, c.perEndpoint, c.leaseMs, c.token, DELIVERIES_CHANNEL],
+    values: [
+      JSON.stringify(events.map((e, ord) => ({ ord, event_id: e.eventId, event_type: e.eventType, workspace_id: e.workspaceId, body: e.body }))),
+      c.room,
+      c.perEndpoint,
+      c.leaseMs,
+      c.token,
+      DELIVERIES_CHANNEL,
+    ],
   });
   const out: Ingested[] = events.map(() => ({ fresh: false, deliveries: [] }));
   for (const r of res.rows) {
-    const ingested = out[Number(r.ord) - 1]!;
+    const ingested = out[Number(r.ord)]!;
     ingested.fresh = r.fresh === true;
     if (r.id === null || r.id === undefined) continue;
-    const e = events[Number(r.ord) - 1]!;
+    const e = events[Number(r.ord)]!;
     // The event's own columns are not read back (the body can be large): they are the ones just written.
     ingested.deliveries.push({
       claimed: r.claimed === true,
