@@ -86,7 +86,10 @@ export function attemptRecords(opts: { pool: Pool; db: Db }): AttemptRecords {
  * delivery, claim token, attempted at, status code, error, attempt number, latency, error kind,
  * endpoint, retry delay). A JSON array rather than one array parameter per column: Postgres plans
  * unnest() by the length of the arrays it is given, so it would plan every call again (about 0.4 ms
- * of its CPU each time) rather than keep the prepared plan. Per attempt: the conditional move of its
+ * of its CPU each time) rather than keep the prepared plan. The deliveries are found by
+ * `id = ANY (ARRAY(SELECT id FROM input))`, which the generic plan reads as a handful of primary-key
+ * lookups whatever the input's length (joined to the input alone, it would hash-join a scan of the
+ * table for the hundred rows Postgres guesses a JSON array has). Per attempt: the conditional move of its
  * delivery and the insert of the attempt, numbered from the claimed count (only the claim holder
  * records, so
  * numbers do not collide), kept as long as the delivery still exists. The moves by transition:
@@ -113,16 +116,17 @@ const RECORDS_SQL = `
         dead_letter_count = d.dead_letter_count + CASE WHEN i.kind = 'failed' THEN 1 ELSE 0 END,
         dead_letter_pending = d.dead_letter_pending OR i.kind = 'failed'
       FROM input i
-      WHERE d.id = i.id AND d.workspace_id = i.workspace_id AND d.claim_token = i.token
-        -- Written against the input row so that it filters the row found by id and never becomes a
+      WHERE d.id = ANY (ARRAY(SELECT id FROM input)) AND d.id = i.id AND d.workspace_id = i.workspace_id AND d.claim_token = i.token
+        -- Written against the input row so that it filters the rows found by id and never becomes a
         -- scan of every pending delivery (the partial indexes' predicates).
         AND d.status = ANY (CASE WHEN i.kind = 'succeeded' THEN ARRAY['pending', 'failed'] ELSE ARRAY['pending'] END)
       RETURNING d.id
+    ), present AS (
+      SELECT x.id, x.workspace_id FROM webhook_dispatch.deliveries x WHERE x.id = ANY (ARRAY(SELECT id FROM input))
     ), recorded AS (
       INSERT INTO webhook_dispatch.attempts (workspace_id, delivery_id, number, attempted_at, status_code, latency_ms, error_kind, error)
       SELECT i.workspace_id, i.id, i.number, i.attempted_at, i.status_code, i.latency_ms, i.error_kind, i.error
-      FROM input i
-      WHERE EXISTS (SELECT 1 FROM webhook_dispatch.deliveries x WHERE x.workspace_id = i.workspace_id AND x.id = i.id)
+      FROM input i JOIN present p ON p.id = i.id AND p.workspace_id = i.workspace_id
       ORDER BY i.ord
     )
     SELECT i.ord,
