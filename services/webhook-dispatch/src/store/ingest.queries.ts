@@ -35,24 +35,24 @@ export interface Ingested {
 export type Queryable = Pick<PoolClient, 'query'>;
 
 /**
- * The statement's text, prepared once per connection by name: planning this CTE took longer than
- * running it (about 0.8 ms of Postgres CPU per event, pg_stat_statements, docs/benchmarks.md).
- * One statement for any number of events (their inbox rows, deliveries and claims): $1 the events, a
- * JSON array of {ord, event_id, event_type, workspace_id, body}; $2 room, $3 per-endpoint cap, $4
- * lease ms, $5 claim token, $6 the deliveries NOTIFY channel. A JSON array rather than an array
- * parameter per column: Postgres plans unnest() by the arrays' length, so it would plan every call
- * again instead of keeping the prepared plan. Endpoints are found by `workspace_id = ANY (ARRAY(…))`,
- * which the generic plan reads as a few index lookups (joined to the input alone, it would hash-join
- * a scan of the table for the hundred rows Postgres guesses a JSON array has).
+ * The ingest statement, for any number of events (their inbox rows, deliveries and claims). `input`
+ * has a row per event: its position (`ord`), event_id, event_type, workspace_id, body. Parameters: $1
+ * room, $2 per-endpoint cap, $3 lease ms, $4 claim token, $5 the deliveries NOTIFY channel; the input's
+ * from $6. Prepared once per connection by name: planning this CTE took longer than running it (about
+ * 0.8 ms of Postgres CPU per event, pg_stat_statements, docs/benchmarks.md).
  * Per endpoint, the events claim in their order, as many as the endpoint's cap leaves, and only while
  * no older delivery of it waits unclaimed; the room goes to the events in their order. So the rows of
  * an endpoint claimed here are always its oldest new ones, as when each event had its own statement.
  * Inbox rows are inserted in event id order: two replicas' statements over the same events (a
- * redelivery) take their locks in the same order.
+ * redelivery) take their locks in the same order. Endpoints are found by `workspace_id = ANY
+ * (ARRAY(…))`, which the generic plan reads as a few index lookups whatever the input's length (joined
+ * to the input alone, it would hash-join a scan of the table for the hundred rows Postgres guesses a
+ * JSON array has).
  */
-const INGEST_SQL = `
+function ingestSql(input: string): string {
+  return `
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(ord int, event_id text, event_type text, workspace_id text, body text)
+      ${input}
     ), inboxed AS (
       INSERT INTO webhook_dispatch.inbox (event_id, type)
       SELECT event_id, event_type FROM input ORDER BY event_id
@@ -64,7 +64,6 @@ const INGEST_SQL = `
       FROM input i
       JOIN inboxed b ON b.event_id = i.event_id
       JOIN webhook_dispatch.endpoints e ON e.workspace_id = i.workspace_id AND e.enabled AND e.events @> ARRAY[i.event_type]
-      -- Index lookups by workspace whatever the planner guesses of the input's length (see above).
       WHERE e.workspace_id = ANY (ARRAY(SELECT workspace_id FROM input))
     ), endpoint_state AS (
       SELECT w.id,
@@ -77,22 +76,22 @@ const INGEST_SQL = `
       FROM (SELECT DISTINCT id FROM wanting) w
     ), ranked AS (
       SELECT w.*,
-        $2::int > 0 AND NOT s.waiting AND row_number() OVER (PARTITION BY w.id ORDER BY w.ord) <= $3::int - s.busy AS claimable
+        $1::int > 0 AND NOT s.waiting AND row_number() OVER (PARTITION BY w.id ORDER BY w.ord) <= $2::int - s.busy AS claimable
       FROM wanting w JOIN endpoint_state s ON s.id = w.id
     ), picked AS (
-      SELECT r.*, r.claimable AND sum(r.claimable::int) OVER (ORDER BY r.ord, r.id) <= $2::int AS claim FROM ranked r
+      SELECT r.*, r.claimable AND sum(r.claimable::int) OVER (ORDER BY r.ord, r.id) <= $1::int AS claim FROM ranked r
     ), inserted AS (
       INSERT INTO webhook_dispatch.deliveries (id, workspace_id, endpoint_id, event_id, event_type, body, status, next_attempt_at, locked_until, claim_token)
       SELECT 'whd_' || rtrim(translate(encode(public.gen_random_bytes(16), 'base64'), '+/', '-_'), '='),
              p.workspace_id, p.id, p.event_id, p.event_type, p.body, 'pending', now(),
-             CASE WHEN p.claim THEN now() + $4::int * interval '1 millisecond' END,
-             CASE WHEN p.claim THEN $5::text END
+             CASE WHEN p.claim THEN now() + $3::int * interval '1 millisecond' END,
+             CASE WHEN p.claim THEN $4::text END
       FROM picked p
       ORDER BY p.ord, p.id
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING id, endpoint_id, event_id, claim_token IS NOT NULL AS claimed, attempt_count, round_attempts, created_at
     ), woken AS (
-      SELECT pg_notify($6::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
+      SELECT pg_notify($5::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
     )
     -- woken is selected so that the planner keeps (and runs) it.
     SELECT i.ord, b.event_id IS NOT NULL AS fresh, (SELECT count(*) FROM woken)::int AS woken, d.*
@@ -104,6 +103,19 @@ const INGEST_SQL = `
       FROM inserted n JOIN picked p ON p.id = n.endpoint_id AND p.event_id = n.event_id
     ) d ON d.delivered_event_id = i.event_id
     ORDER BY i.ord, d.endpoint_id`;
+}
+
+const INGEST_COLUMNS = ['event_id', 'event_type', 'workspace_id', 'body'] as const;
+
+/**
+ * The statement in its two prepared forms, the same but for where its input comes from: one event (at
+ * low rates, every event) as one parameter per column, a one-row input the planner sees as such;
+ * several as one JSON array. Not one array parameter per column: Postgres plans unnest() by the
+ * arrays' length, so it would plan every call again instead of keeping the prepared plan. And not
+ * JSON for one event either: for the hundred rows it guesses a JSON array holds, its plan costs more.
+ */
+const INGEST_ONE_SQL = ingestSql(`SELECT 0 AS ord, ${INGEST_COLUMNS.map((name, n) => `$${n + 6}::text AS ${name}`).join(', ')}`);
+const INGEST_MANY_SQL = ingestSql(`SELECT * FROM jsonb_to_recordset($6::jsonb) AS i(ord int, ${INGEST_COLUMNS.map((name) => `${name} text`).join(', ')})`);
 
 /**
  * One statement for several events, atomic in autocommit, so the consumer needs no transaction: for
@@ -121,18 +133,13 @@ const INGEST_SQL = `
  * Answers one Ingested per event, in order.
  */
 export async function insertEventsDeliveries(db: Queryable, events: readonly IngestEvent[], c: IngestClaim): Promise<Ingested[]> {
-  const res = await db.query<Record<string, unknown>>({
-    name: 'webhook_dispatch_ingest_events',
-    text: INGEST_SQL,
-    values: [
-      JSON.stringify(events.map((e, ord) => ({ ord, event_id: e.eventId, event_type: e.eventType, workspace_id: e.workspaceId, body: e.body }))),
-      c.room,
-      c.perEndpoint,
-      c.leaseMs,
-      c.token,
-      DELIVERIES_CHANNEL,
-    ],
-  });
+  const rows = events.map((e) => ({ event_id: e.eventId, event_type: e.eventType, workspace_id: e.workspaceId, body: e.body }));
+  const common = [c.room, c.perEndpoint, c.leaseMs, c.token, DELIVERIES_CHANNEL];
+  const res = await db.query<Record<string, unknown>>(
+    rows.length === 1
+      ? { name: 'webhook_dispatch_ingest_event', text: INGEST_ONE_SQL, values: [...common, ...INGEST_COLUMNS.map((name) => rows[0]![name])] }
+      : { name: 'webhook_dispatch_ingest_events', text: INGEST_MANY_SQL, values: [...common, JSON.stringify(rows.map((row, ord) => ({ ord, ...row })))] },
+  );
   const out: Ingested[] = events.map(() => ({ fresh: false, deliveries: [] }));
   for (const r of res.rows) {
     const ingested = out[Number(r.ord)]!;
