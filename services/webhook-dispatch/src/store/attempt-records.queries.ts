@@ -33,8 +33,8 @@ interface RecordItem {
   next: Exclude<Transition, { kind: 'gone' }>;
 }
 
-/** Record statements running at once; attempts that end meanwhile wait and are recorded together in the next one. */
-const MAX_IN_FLIGHT = 2;
+/** One record statement at a time: attempts that end meanwhile wait and are recorded together in the next one. */
+const MAX_IN_FLIGHT = 1;
 const MAX_BATCH = 64;
 
 export interface AttemptRecords {

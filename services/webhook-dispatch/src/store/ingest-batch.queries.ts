@@ -23,8 +23,12 @@ export interface IngestClaimsPort {
  */
 export const MAX_CLAIMED_PER_EVENT = 4;
 
-/** Statements of ingest running at once; the events arriving meanwhile wait and go together in the next one. */
-const MAX_IN_FLIGHT = 2;
+/**
+ * One ingest statement at a time: the events arriving meanwhile wait and go together in the next one.
+ * With two in flight, five events published together took three statements instead of two (dispatch
+ * bench, BENCH_BATCH=5: 1.7 commits per event instead of 1.2, and 0.2 ms more CPU in the service).
+ */
+const MAX_IN_FLIGHT = 1;
 /** The consumer's prefetch (10) bounds a batch anyway. */
 const MAX_BATCH = 64;
 
