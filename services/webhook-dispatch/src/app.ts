@@ -16,6 +16,7 @@ import { registerWebhookDeliveryRoutes } from './http/webhook-delivery.routes';
 import { registerWebhookEndpointRoutes } from './http/webhook-endpoint.routes';
 import { createDeliveryStore } from './store/delivery.queries';
 import { pendingBacklog } from './store/delivery-worker.queries';
+import { eventIngest, type EventIngest } from './store/ingest-batch.queries';
 import { createEndpointStore } from './store/endpoint.queries';
 import { webhookDispatchRetentionRules } from './store/retention';
 
@@ -31,6 +32,8 @@ export interface SetupOptions {
 
 export interface WebhookDispatch {
   worker: DeliveryWorker;
+  /** The ingest statements' group commit (tests read its counters). */
+  ingest: EventIngest;
 }
 
 /**
@@ -84,7 +87,8 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
     leaseMs: config.WEBHOOK_LEASE_MS,
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
   });
-  const consumer = startEventConsumer({ broker, db, pool: ctx.pool, logger, claims: worker.ingest, retryDelaysMs: opts.consumerRetryDelaysMs });
+  const ingest = eventIngest({ pool: ctx.pool, claims: worker.ingest });
+  const consumer = startEventConsumer({ broker, db, logger, ingest, retryDelaysMs: opts.consumerRetryDelaysMs });
 
   // Registered in this order, stopped in reverse: the worker finishes its attempts before the consumer stops.
   ctx.onStop('event consumer', () => consumer.stop());
@@ -94,5 +98,5 @@ export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>,
   ctx.onStop('delivery worker', () => worker.stop());
   startRetention(ctx, webhookDispatchRetentionRules(config));
   logger.info('webhook dispatch started', { mode: config.WEBHOOK_MODE, attempts: config.WEBHOOK_RETRY_SCHEDULE_MS.length + 1 });
-  return { worker };
+  return { worker, ingest };
 }

@@ -1,17 +1,15 @@
-import type { Pool } from 'pg';
-import type { Db } from '@sched/db';
 import { runWithContext, type Logger } from '@sched/logger';
 import type { SecretBox } from '@sched/secrets';
 import { decideAfterAttempt, describeAttempt, type RetryPolicy } from '../domain/delivery-policy';
 import { activeSecrets, webhookHeaders } from '../domain/webhook-signing';
-import { recordAttempt, type ClaimedDelivery } from '../store/delivery-worker.queries';
+import type { AttemptRecords } from '../store/attempt-records.queries';
+import type { ClaimedDelivery } from '../store/delivery-worker.queries';
 import type { DispatchMetrics } from './dispatch.metrics';
 import { errorText } from './error-text';
 import type { WebhookSender } from './webhook.sender';
 
 export interface DeliveryAttemptOptions {
-  db: Db;
-  pool: Pool;
+  records: AttemptRecords;
   sender: WebhookSender;
   secrets: SecretBox;
   metrics: DispatchMetrics;
@@ -50,7 +48,7 @@ export function deliveryAttempt(o: DeliveryAttemptOptions): DeliveryAttempt {
     const described = describeAttempt(result);
     const roundAttempts = d.roundAttempts + 1;
     const decision = decideAfterAttempt(result, roundAttempts, o.policy, new Date(), o.random);
-    const { moved, more } = await recordAttempt(o.pool, o.db, d, token, { attemptedAt, latencyMs, ...described }, decision);
+    const { moved, more } = await o.records.record(d, token, { attemptedAt, latencyMs, ...described }, decision);
     o.metrics.attempt(described.errorKind ?? 'success', latencyMs);
 
     const fields = {

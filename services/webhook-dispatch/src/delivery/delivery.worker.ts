@@ -5,6 +5,7 @@ import type { SecretBox } from '@sched/secrets';
 import type { RetryPolicy } from '../domain/delivery-policy';
 import type { DeliveryDeadLetterPublisher } from '../events/dead-letter.publisher';
 import { DELIVERIES_CHANNEL } from '../store/delivery.queries';
+import { attemptRecords, type AttemptRecords } from '../store/attempt-records.queries';
 import type { ClaimedDelivery } from '../store/delivery-worker.queries';
 import { ClaimRounds } from './claim-rounds';
 import { ClaimTokens } from './claim-tokens';
@@ -41,6 +42,8 @@ export interface DeliveryWorker {
   kick(): void;
   /** For the event consumer: claim at insert. */
   ingest: IngestClaims;
+  /** The attempt records' group commit (tests read its counters). */
+  records: AttemptRecords;
   /** Stops claiming, waits for attempts in flight (each bounded by the send timeout). */
   stop(): Promise<void>;
 }
@@ -79,9 +82,9 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     },
     kick: () => rounds.kick(),
   });
+  const records = attemptRecords({ pool, db });
   const attempt = deliveryAttempt({
-    db,
-    pool,
+    records,
     sender: opts.sender,
     secrets: opts.secrets,
     metrics: opts.metrics,
@@ -124,6 +127,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   return {
     kick: () => rounds.kick(),
     ingest: { open: (maxRows) => tickets.open(maxRows) },
+    records,
     async stop() {
       rounds.stop();
       schedule.stop();

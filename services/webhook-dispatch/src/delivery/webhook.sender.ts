@@ -1,4 +1,5 @@
-import { AddressNotAllowedError, checkTargetUrl, createGuardedGot, type AddressMode, type ResolveAll } from '@sched/address-policy';
+import { Agent, type Dispatcher } from 'undici';
+import { AddressNotAllowedError, checkTargetUrl, guardedLookup, systemResolveAll, type AddressMode, type ResolveAll } from '@sched/address-policy';
 import { redactString } from '@sched/logger';
 import type { AttemptResult } from '../domain/delivery-policy';
 import { WEBHOOK_TARGET_RULES } from '../domain/webhook-endpoints';
@@ -19,6 +20,18 @@ export interface SenderOptions {
 /** The receiver's body is never used; reading more than this just to keep a socket would be waste. */
 const MAX_DRAIN_BYTES = 64 * 1024;
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL', 'ENOTIMP', 'EREFUSED']);
+/**
+ * undici's own connect deadline, past ours: our timer decides `timeout` first, this one only ends a
+ * connection attempt (DNS included) that is still hanging after it.
+ */
+const CONNECT_GRACE_MS = 1000;
+
+class AttemptTimeout extends Error {
+  constructor(timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`);
+    this.name = 'TimeoutError';
+  }
+}
 
 function classify(err: unknown, timeoutMs: number): AttemptResult {
   if (err instanceof AddressNotAllowedError) return { kind: 'error', errorKind: 'address_not_allowed', error: err.message };
@@ -31,15 +44,29 @@ function classify(err: unknown, timeoutMs: number): AttemptResult {
 }
 
 /**
- * Sends webhooks with got (the design's client for calls that leave the system), through the outbound
- * address policy's guarded instance (@sched/address-policy createGuardedGot): every connection made
- * through the guarded lookup, keep-alive per origin so a busy receiver does not pay a TLS handshake per
- * event, no retries (the delivery schedule owns them), redirects never followed. The attempt is decided
- * by the response head; got's request timeout is the one deadline for DNS, connect, TLS and that head
- * (decisions.md §11: a 2xx within 10 s), and ends the connection if the body is still coming then.
+ * Sends webhooks on undici (Node's own HTTP/1.1 client), through its dispatch API: got, the design's
+ * client for calls that leave the system, cost about 0.5 ms of CPU per attempt more on this path
+ * (docs/decisions.md, "Build and dependencies"). The outbound address policy (@sched/address-policy)
+ * is the same as got's guarded instance applied:
+ * - the URL passes checkTargetUrl before anything connects (scheme for the mode, no credentials, an IP
+ *   literal must be allowed, `localhost` names refused in production mode);
+ * - every connection resolves its name through guardedLookup (undici hands `connect.lookup` to
+ *   net/tls.connect), which refuses the name when any address is not allowed and gives the socket
+ *   exactly the addresses it checked (no second DNS answer, so no rebinding);
+ * - redirects are never followed (the dispatch API follows none), nothing is retried (the delivery
+ *   schedule owns retries), nothing is asked compressed, statuses are returned.
+ * One keep-alive pool per origin (undici's Agent), so a busy receiver does not pay a connection (and a
+ * TLS handshake) per event. The attempt is decided by the response head; one timer is the deadline for
+ * DNS, connect, TLS and that head (decisions.md §11: a 2xx within 10 s), and ends the connection if
+ * the body is still coming then; at most 64 KiB of the body is read.
  */
 export function createWebhookSender(opts: SenderOptions): WebhookSender {
-  const client = createGuardedGot({ mode: opts.mode, rules: WEBHOOK_TARGET_RULES, resolveAll: opts.resolveAll });
+  const agent = new Agent({
+    connect: { lookup: guardedLookup(opts.mode, opts.resolveAll ?? systemResolveAll), timeout: opts.timeoutMs + CONNECT_GRACE_MS },
+    // Our timer is the one deadline.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
 
   function send(rawUrl: string, headers: Record<string, string>, body: string): Promise<{ result: AttemptResult; latencyMs: number }> {
     const started = performance.now();
@@ -50,31 +77,71 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
       const errorKind = checked.problem === 'address_not_allowed' ? 'address_not_allowed' : 'url_not_allowed';
       return Promise.resolve(done({ kind: 'error', errorKind, error: checked.problem }));
     }
+    const { url } = checked.target;
 
     return new Promise((resolve) => {
-      let settled = false;
-      const finish = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
+      let decided = false;
+      let ended = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let drained = 0;
+      const decide = (result: AttemptResult) => {
+        if (decided) return;
+        decided = true;
         resolve(done(result));
       };
-      const stream = client.got.stream.post(checked.target.url, {
-        headers: { ...headers, 'user-agent': 'sched-webhooks/1' },
-        body,
-        timeout: { request: opts.timeoutMs },
-      });
-      stream.on('response', (res: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
-        const retryAfter = res.headers['retry-after'];
-        finish({ kind: 'response', statusCode: res.statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
-      });
-      let drained = 0;
-      stream.on('data', (chunk: Buffer) => {
-        drained += chunk.length;
-        if (drained > MAX_DRAIN_BYTES) stream.destroy();
-      });
-      stream.on('error', (err: unknown) => finish(classify(client.policyError(err), opts.timeoutMs)));
+      const end = () => {
+        ended = true;
+        clearTimeout(timer);
+      };
+      // Until the response head: the attempt's deadline. After it: the body must end by then too, or
+      // the connection is closed (the answer was already decided).
+      const timer = setTimeout(() => {
+        const err = new AttemptTimeout(opts.timeoutMs);
+        decide(classify(err, opts.timeoutMs));
+        ended = true;
+        controller?.abort(err);
+      }, opts.timeoutMs);
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: 'POST',
+          headers: { ...headers, 'user-agent': 'sched-webhooks/1', 'content-length': String(Buffer.byteLength(body)) },
+          body,
+        },
+        {
+          onRequestStart(c) {
+            controller = c;
+            // Timed out while connecting: never sent.
+            if (ended) c.abort(new AttemptTimeout(opts.timeoutMs));
+          },
+          onResponseStart(_c, statusCode, h) {
+            const retryAfter = h['retry-after'];
+            decide({ kind: 'response', statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+          },
+          onResponseData(c, chunk) {
+            drained += chunk.length;
+            if (drained > MAX_DRAIN_BYTES) {
+              end();
+              c.abort(new Error('response body over the drain limit'));
+            }
+          },
+          onResponseEnd() {
+            end();
+          },
+          onResponseError(_c, err) {
+            end();
+            decide(classify(err, opts.timeoutMs));
+          },
+        },
+      );
     });
   }
 
-  return { send, close: () => client.close() };
+  return {
+    send,
+    close: () => {
+      void agent.destroy().catch(() => undefined);
+    },
+  };
 }

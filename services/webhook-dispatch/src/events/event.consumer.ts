@@ -2,8 +2,7 @@ import { isPublicEventKind, PUBLIC_EVENT_KINDS, type PublicEventKind } from '@sc
 import type { Db } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import { startConsumer, type Broker, type Consumer } from '@sched/messaging';
-import type { IngestClaims } from '../delivery/delivery.worker';
-import type { Queryable } from '../store/ingest.queries';
+import type { EventIngest } from '../store/ingest-batch.queries';
 import { inbox } from '../store/schema';
 import { DISPATCH_SERVICE } from './dead-letter.publisher';
 import { DELIVERY_DEAD_LETTER_TYPE } from './delivery-dead-letter.message';
@@ -17,11 +16,12 @@ import { handlePublicEvent } from './public-event.handler';
 export function startEventConsumer(opts: {
   broker: Broker;
   db: Db;
-  /** The pool under `db`: public events run their one named statement on it (store/ingest.queries.ts). */
-  pool: Queryable;
   logger: Logger;
-  /** The delivery worker's: deliveries claimed while an event is consumed are sent at once. */
-  claims: IngestClaims;
+  /**
+   * Public events are written by the ingest statement (store/ingest-batch.queries.ts, on the pool
+   * under `db`); the deliveries it claims for the delivery worker are sent at once.
+   */
+  ingest: EventIngest;
   retryDelaysMs?: readonly number[];
 }): Consumer {
   const log = opts.logger;
@@ -38,7 +38,7 @@ export function startEventConsumer(opts: {
     idempotent: {
       accepts: (envelope) => isPublicEventKind(envelope.type),
       handler: async (envelope) => {
-        const { fresh, deliveries } = await handlePublicEvent(opts.pool, envelope, envelope.type as PublicEventKind, opts.claims);
+        const { fresh, deliveries } = await handlePublicEvent(opts.ingest.ingest, envelope, envelope.type as PublicEventKind);
         if (!fresh) log.info('duplicate event skipped', { type: envelope.type });
         // winston formats (and redacts) a line before its level is checked: skip the work when debug is off.
         else if (log.isDebugEnabled()) log.debug('event consumed', { type: envelope.type, deliveries: deliveries.length });

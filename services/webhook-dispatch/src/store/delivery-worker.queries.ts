@@ -1,9 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
-import type { Db, DbTx } from '@sched/db';
-import type { WebhookAttemptErrorKind } from '@sched/contracts';
+import type { Db } from '@sched/db';
 import { DELIVERIES_CHANNEL } from './delivery.queries';
-import { disableGoneEndpoint } from './endpoint.queries';
 
 /**
  * The delivery worker's queries. They are the one place that reads across workspaces: the worker
@@ -26,7 +24,7 @@ export interface ClaimedDelivery {
   previousSecretExpiresAt: Date | null;
 }
 
-const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+export const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 
 /**
  * Takes up to `batch` due deliveries and leases them to `token` until now + lease. Per endpoint it
@@ -116,119 +114,6 @@ const NEXT_DUE_SQL = `
     FROM webhook_dispatch.deliveries d
     JOIN webhook_dispatch.endpoints e ON e.id = d.endpoint_id AND e.enabled
     WHERE d.status = 'pending'`;
-
-export interface AttemptRecord {
-  attemptedAt: Date;
-  statusCode: number | null;
-  latencyMs: number;
-  errorKind: WebhookAttemptErrorKind | null;
-  error: string | null;
-}
-
-export type Transition =
-  | { kind: 'succeeded' }
-  | { kind: 'retry'; delayMs: number }
-  | { kind: 'failed' }
-  | { kind: 'gone' };
-
-/**
- * Records the attempt and moves the delivery on, in one transaction. The move applies only while
- * this replica still holds the claim and the delivery is pending (or, for a success, was failed
- * meanwhile because its endpoint got disabled); the attempt is recorded whatever happened, as long
- * as the delivery exists.
- * `moved` is false when the move did not apply; `more` tells whether the endpoint has due deliveries
- * nobody holds (left for its cap), which the worker then claims without waiting for a poll.
- */
-export async function recordAttempt(
-  pool: Pool,
-  db: Db,
-  d: ClaimedDelivery,
-  token: string,
-  a: AttemptRecord,
-  next: Transition,
-): Promise<{ moved: boolean; more: boolean }> {
-  if (next.kind !== 'gone') {
-    const values: unknown[] = [
-      d.workspaceId,
-      d.id,
-      token,
-      a.attemptedAt.toISOString(),
-      a.statusCode,
-      a.error,
-      d.attemptCount + 1,
-      a.latencyMs,
-      a.errorKind,
-      d.endpointId,
-    ];
-    if (next.kind === 'retry') values.push(next.delayMs);
-    const res = await pool.query<{ moved: number; more: boolean }>({ name: `webhook_dispatch_record_${next.kind}`, text: RECORD_SQL[next.kind], values });
-    const row = res.rows[0];
-    return { moved: Number(row?.moved ?? 0) > 0, more: row?.more === true };
-  }
-  const moved = await db.transaction(async (tx) => {
-    const moved = await goneStatement(tx, d, token, a);
-    if (moved > 0) await disableGoneEndpoint(tx, d.workspaceId, d.endpointId);
-    return moved > 0;
-  });
-  return { moved, more: false };
-}
-
-/**
- * One statement (one round trip, one commit on the hot path): the conditional move of the delivery
- * and the insert of the attempt, numbered from the claimed count (only the claim holder records, so
- * numbers do not collide), kept as long as the delivery still exists. Parameters: $1 workspace,
- * $2 delivery, $3 claim token, $4 attempted at, $5 status code, $6 error, $7 attempt number,
- * $8 latency, $9 error kind, $10 endpoint, $11 retry delay (retry only). Prepared once per connection.
- */
-function recordSql(change: string, from: string): string {
-  return `
-    WITH moved AS (
-      UPDATE webhook_dispatch.deliveries SET attempt_count = attempt_count + 1, round_attempts = round_attempts + 1,
-        last_attempt_at = $4::timestamptz, last_status_code = $5::int, last_error = $6::text, locked_until = NULL, claim_token = NULL,
-        updated_at = now(), ${change}
-      WHERE workspace_id = $1::text AND id = $2::text AND claim_token = $3::text AND ${from}
-      RETURNING id
-    ), recorded AS (
-      INSERT INTO webhook_dispatch.attempts (workspace_id, delivery_id, number, attempted_at, status_code, latency_ms, error_kind, error)
-      SELECT $1::text, $2::text, $7::int, $4::timestamptz, $5::int, $8::int, $9::text, $6::text
-      WHERE EXISTS (SELECT 1 FROM webhook_dispatch.deliveries WHERE workspace_id = $1::text AND id = $2::text)
-    )
-    SELECT (SELECT count(*) FROM moved)::int AS moved,
-      EXISTS (
-        SELECT 1 FROM webhook_dispatch.deliveries x
-        WHERE x.endpoint_id = $10::text AND x.status = 'pending' AND x.next_attempt_at <= now()
-          AND (x.locked_until IS NULL OR x.locked_until <= now()) AND x.id <> $2::text
-      ) AS more`;
-}
-
-// A success is the truth even if the endpoint was disabled while the attempt was in flight.
-const RECORD_SQL: Record<Exclude<Transition['kind'], 'gone'>, string> = {
-  succeeded: recordSql(`status = 'succeeded', succeeded_at = now(), failed_at = NULL, next_attempt_at = NULL`, `status IN ('pending', 'failed')`),
-  retry: recordSql(`next_attempt_at = now() + $11::int * interval '1 millisecond'`, `status = 'pending'`),
-  failed: recordSql(
-    `status = 'failed', failed_at = now(), next_attempt_at = NULL, dead_letter_count = dead_letter_count + 1, dead_letter_pending = true`,
-    `status = 'pending'`,
-  ),
-};
-
-/** The 410 move and its attempt, inside the transaction that also disables the endpoint. */
-async function goneStatement(tx: DbTx, d: ClaimedDelivery, token: string, a: AttemptRecord): Promise<number> {
-  const attemptedAt = a.attemptedAt.toISOString();
-  const res = await tx.execute<{ moved: number }>(sql`
-    WITH moved AS (
-      UPDATE webhook_dispatch.deliveries SET attempt_count = attempt_count + 1, round_attempts = round_attempts + 1,
-        last_attempt_at = ${attemptedAt}::timestamptz, last_status_code = ${a.statusCode}, last_error = ${a.error}, locked_until = NULL,
-        claim_token = NULL, updated_at = now(), status = 'failed', failed_at = now(), next_attempt_at = NULL
-      WHERE workspace_id = ${d.workspaceId} AND id = ${d.id} AND claim_token = ${token} AND status = 'pending'
-      RETURNING id
-    ), recorded AS (
-      INSERT INTO webhook_dispatch.attempts (workspace_id, delivery_id, number, attempted_at, status_code, latency_ms, error_kind, error)
-      SELECT ${d.workspaceId}, ${d.id}, ${d.attemptCount + 1}, ${attemptedAt}::timestamptz, ${a.statusCode}, ${a.latencyMs}, ${a.errorKind}, ${a.error}
-      WHERE EXISTS (SELECT 1 FROM webhook_dispatch.deliveries WHERE workspace_id = ${d.workspaceId} AND id = ${d.id})
-    )
-    SELECT count(*)::int AS moved FROM moved`);
-  return Number(res.rows[0]?.moved ?? 0);
-}
 
 export interface DeadLetterDue {
   id: string;

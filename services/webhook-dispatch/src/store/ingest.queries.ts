@@ -35,77 +35,127 @@ export interface Ingested {
 export type Queryable = Pick<PoolClient, 'query'>;
 
 /**
- * The statement's text, prepared once per connection by name: planning this CTE took longer than
- * running it (about 0.8 ms of Postgres CPU per event, pg_stat_statements, docs/benchmarks.md).
- * $1 event id, $2 event type, $3 room, $4 per-endpoint cap, $5 workspace id, $6 lease ms, $7 claim
- * token, $8 body, $9 the deliveries NOTIFY channel.
+ * The ingest statement, for any number of events (their inbox rows, deliveries and claims). `input`
+ * has a row per event: its position (`ord`), event_id, event_type, workspace_id, body. Parameters: $1
+ * room, $2 per-endpoint cap, $3 lease ms, $4 claim token, $5 the deliveries NOTIFY channel; the input's
+ * from $6. Prepared once per connection by name: planning this CTE took longer than running it (about
+ * 0.8 ms of Postgres CPU per event, pg_stat_statements, docs/benchmarks.md).
+ * Per endpoint, the events claim in their order, as many as the endpoint's cap leaves, and only while
+ * no older delivery of it waits unclaimed; the room goes to the events in their order. So the rows of
+ * an endpoint claimed here are always its oldest new ones, as when each event had its own statement.
+ * Inbox rows are inserted in event id order: two replicas' statements over the same events (a
+ * redelivery) take their locks in the same order. Endpoints are found by `workspace_id = ANY
+ * (ARRAY(…))`, which the generic plan reads as a few index lookups whatever the input's length (joined
+ * to the input alone, it would hash-join a scan of the table for the hundred rows Postgres guesses a
+ * JSON array has).
  */
-const INGEST_SQL = `
-    WITH inboxed AS (
-      INSERT INTO webhook_dispatch.inbox (event_id, type) VALUES ($1::text, $2::text)
+function ingestSql(input: string): string {
+  return `
+    WITH input AS (
+      ${input}
+    ), inboxed AS (
+      INSERT INTO webhook_dispatch.inbox (event_id, type)
+      SELECT event_id, event_type FROM input ORDER BY event_id
       ON CONFLICT DO NOTHING
       RETURNING event_id
     ), wanting AS (
-      SELECT e.id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
-        ($3::int > 0
-          AND NOT EXISTS (
-            SELECT 1 FROM webhook_dispatch.deliveries x
-            WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= now()
-              AND (x.locked_until IS NULL OR x.locked_until <= now()))
-          AND (SELECT count(*) FROM webhook_dispatch.deliveries x
-               WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.locked_until > now()) < $4::int
-        ) AS claimable
-      FROM webhook_dispatch.endpoints e
-      WHERE e.workspace_id = $5::text AND e.enabled AND e.events @> ARRAY[$2::text]
-        AND EXISTS (SELECT 1 FROM inboxed)
+      SELECT i.ord, i.event_id, i.event_type, i.workspace_id, i.body,
+             e.id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
+      FROM input i
+      JOIN inboxed b ON b.event_id = i.event_id
+      JOIN webhook_dispatch.endpoints e ON e.workspace_id = i.workspace_id AND e.enabled AND e.events @> ARRAY[i.event_type]
+      WHERE e.workspace_id = ANY (ARRAY(SELECT workspace_id FROM input))
+    ), endpoint_state AS (
+      SELECT w.id,
+        EXISTS (
+          SELECT 1 FROM webhook_dispatch.deliveries x
+          WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_at <= now()
+            AND (x.locked_until IS NULL OR x.locked_until <= now())) AS waiting,
+        (SELECT count(*) FROM webhook_dispatch.deliveries x
+         WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.locked_until > now()) AS busy
+      FROM (SELECT DISTINCT id FROM wanting) w
+    ), ranked AS (
+      SELECT w.*,
+        $1::int > 0 AND NOT s.waiting AND row_number() OVER (PARTITION BY w.id ORDER BY w.ord) <= $2::int - s.busy AS claimable
+      FROM wanting w JOIN endpoint_state s ON s.id = w.id
     ), picked AS (
-      SELECT w.*, w.claimable AND sum(w.claimable::int) OVER (ORDER BY w.id) <= $3::int AS claim FROM wanting w
+      SELECT r.*, r.claimable AND sum(r.claimable::int) OVER (ORDER BY r.ord, r.id) <= $1::int AS claim FROM ranked r
     ), inserted AS (
       INSERT INTO webhook_dispatch.deliveries (id, workspace_id, endpoint_id, event_id, event_type, body, status, next_attempt_at, locked_until, claim_token)
       SELECT 'whd_' || rtrim(translate(encode(public.gen_random_bytes(16), 'base64'), '+/', '-_'), '='),
-             $5::text, p.id, $1::text, $2::text, $8::text, 'pending', now(),
-             CASE WHEN p.claim THEN now() + $6::int * interval '1 millisecond' END,
-             CASE WHEN p.claim THEN $7::text END
+             p.workspace_id, p.id, p.event_id, p.event_type, p.body, 'pending', now(),
+             CASE WHEN p.claim THEN now() + $3::int * interval '1 millisecond' END,
+             CASE WHEN p.claim THEN $4::text END
       FROM picked p
+      ORDER BY p.ord, p.id
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
-      RETURNING id, endpoint_id, claim_token IS NOT NULL AS claimed, attempt_count, round_attempts, created_at
+      RETURNING id, endpoint_id, event_id, claim_token IS NOT NULL AS claimed, attempt_count, round_attempts, created_at
     ), woken AS (
-      SELECT pg_notify($9::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
+      SELECT pg_notify($5::text, '') FROM inserted WHERE NOT inserted.claimed LIMIT 1
     )
     -- woken is selected so that the planner keeps (and runs) it.
-    SELECT f.fresh, f.woken, d.*
-    FROM (SELECT count(*) > 0 AS fresh, (SELECT count(*) FROM woken)::int AS woken FROM inboxed) f
+    SELECT i.ord, b.event_id IS NOT NULL AS fresh, (SELECT count(*) FROM woken)::int AS woken, d.*
+    FROM input i
+    LEFT JOIN inboxed b ON b.event_id = i.event_id
     LEFT JOIN (
-      SELECT i.id, i.endpoint_id, i.claimed, i.attempt_count, i.round_attempts, i.created_at,
+      SELECT n.id, n.endpoint_id, n.event_id AS delivered_event_id, n.claimed, n.attempt_count, n.round_attempts, n.created_at,
              p.url, p.secret_sealed, p.previous_secret_sealed, p.previous_secret_expires_at
-      FROM inserted i JOIN picked p ON p.id = i.endpoint_id
-    ) d ON true`;
+      FROM inserted n JOIN picked p ON p.id = n.endpoint_id AND p.event_id = n.event_id
+    ) d ON d.delivered_event_id = i.event_id
+    ORDER BY i.ord, d.endpoint_id`;
+}
+
+const INGEST_COLUMNS = ['event_id', 'event_type', 'workspace_id', 'body'] as const;
 
 /**
- * One statement for an event, atomic in autocommit, so the consumer needs no transaction: the
- * inbox row (ON CONFLICT DO NOTHING: a redelivered event inserts nothing else), and only if it is
- * new, a delivery for every enabled endpoint of the workspace that wants the kind (an event already
- * recorded for an endpoint is left alone), as the consumer's inbox transaction did in four round
- * trips. Each new delivery is claimed at once for this replica, up to `room`, when its endpoint has
- * no due delivery waiting before it and fewer than `perEndpoint` leased. Rows left unclaimed are
- * announced with a NOTIFY (sent on commit) so a worker claims them as usual; claimed ones need no
- * NOTIFY and no claim. A replica that dies before sending a claimed row leaves a lease that expires,
- * after which any worker claims it.
- * Delivery ids are made here, in the `whd_` format of newId (16 random bytes, base64url).
+ * The statement in its two prepared forms, the same but for where its input comes from: one event (at
+ * low rates, every event) as one parameter per column, a one-row input the planner sees as such;
+ * several as one JSON array. Not one array parameter per column: Postgres plans unnest() by the
+ * arrays' length, so it would plan every call again instead of keeping the prepared plan. And not
+ * JSON for one event either: for the hundred rows it guesses a JSON array holds, its plan costs more.
  */
-export async function insertEventDeliveries(db: Queryable, e: IngestEvent, c: IngestClaim): Promise<Ingested> {
-  const res = await db.query<Record<string, unknown>>({
-    name: 'webhook_dispatch_ingest',
-    text: INGEST_SQL,
-    values: [e.eventId, e.eventType, c.room, c.perEndpoint, e.workspaceId, c.leaseMs, c.token, e.body, DELIVERIES_CHANNEL],
-  });
-  const fresh = res.rows[0]?.fresh === true;
-  const deliveries = res.rows
-    .filter((r) => r.id !== null && r.id !== undefined)
+const INGEST_ONE_SQL = ingestSql(`SELECT 0 AS ord, ${INGEST_COLUMNS.map((name, n) => `$${n + 6}::text AS ${name}`).join(', ')}`);
+const INGEST_MANY_SQL = ingestSql(`SELECT * FROM jsonb_to_recordset($6::jsonb) AS i(ord int, ${INGEST_COLUMNS.map((name) => `${name} text`).join(', ')})`);
+
+/**
+ * One statement for several events, atomic in autocommit, so the consumer needs no transaction: for
+ * each event its inbox row (ON CONFLICT DO NOTHING: a redelivered event inserts nothing else), and only
+ * if it is new, a delivery for every enabled endpoint of the workspace that wants the kind (an event
+ * already recorded for an endpoint is left alone), as the consumer's inbox transaction did in four
+ * round trips per event. New deliveries are claimed at once for this replica, up to `room`, when their
+ * endpoint has no due delivery waiting before them and fewer than `perEndpoint` leased (counting the
+ * ones claimed for earlier events of the same statement). Rows left unclaimed are announced with a
+ * NOTIFY (sent on commit) so a worker claims them as usual; claimed ones need no NOTIFY and no claim.
+ * A replica that dies before sending a claimed row leaves a lease that expires, after which any
+ * worker claims it. Everything is committed together or not at all.
+ * Delivery ids are made here, in the `whd_` format of newId (16 random bytes, base64url).
+ * The events must have distinct ids (the same event twice in one statement would be fresh twice).
+ * Answers one Ingested per event, in order.
+ */
+export async function insertEventsDeliveries(db: Queryable, events: readonly IngestEvent[], c: IngestClaim): Promise<Ingested[]> {
+  const rows = events.map((e) => ({ event_id: e.eventId, event_type: e.eventType, workspace_id: e.workspaceId, body: e.body }));
+  const common = [c.room, c.perEndpoint, c.leaseMs, c.token, DELIVERIES_CHANNEL];
+  const res = await db.query<Record<string, unknown>>(
+    rows.length === 1
+      ? { name: 'webhook_dispatch_ingest_event', text: INGEST_ONE_SQL, values: [...common, ...INGEST_COLUMNS.map((name) => rows[0]![name])] }
+      : { name: 'webhook_dispatch_ingest_events', text: INGEST_MANY_SQL, values: [...common, JSON.stringify(rows.map((row, ord) => ({ ord, ...row })))] },
+  );
+  const out: Ingested[] = events.map(() => ({ fresh: false, deliveries: [] }));
+  for (const r of res.rows) {
+    const ingested = out[Number(r.ord)]!;
+    ingested.fresh = r.fresh === true;
+    if (r.id === null || r.id === undefined) continue;
+    const e = events[Number(r.ord)]!;
     // The event's own columns are not read back (the body can be large): they are the ones just written.
-    .map((r) => ({
+    ingested.deliveries.push({
       claimed: r.claimed === true,
       delivery: toClaimed({ ...r, workspace_id: e.workspaceId, event_id: e.eventId, event_type: e.eventType, body: e.body }),
-    }));
-  return { fresh, deliveries };
+    });
+  }
+  return out;
+}
+
+/** One event alone: `insertEventsDeliveries` with one element. */
+export async function insertEventDeliveries(db: Queryable, e: IngestEvent, c: IngestClaim): Promise<Ingested> {
+  return (await insertEventsDeliveries(db, [e], c))[0]!;
 }

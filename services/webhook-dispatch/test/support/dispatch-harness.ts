@@ -90,13 +90,13 @@ export interface Receiver {
   requests: Received[];
   /** TCP connections accepted, to prove that nothing was even attempted. */
   connections(): number;
-  /** Decides each answer; n is the 1-based number of the request. */
-  behave(fn: (n: number) => Reply): void;
+  /** Decides each answer; n is the 1-based number of the request, `request` its headers. */
+  behave(fn: (n: number, request: { headers: http.IncomingHttpHeaders }) => Reply): void;
   close(): Promise<void>;
 }
 
 /** A real webhook receiver: node http server on 127.0.0.1, port 0. */
-export async function startReceiver(fn: (n: number) => Reply = () => ({ status: 200 })): Promise<Receiver> {
+export async function startReceiver(fn: (n: number, request: { headers: http.IncomingHttpHeaders }) => Reply = () => ({ status: 200 })): Promise<Receiver> {
   let behaviour = fn;
   let connections = 0;
   const requests: Received[] = [];
@@ -105,7 +105,7 @@ export async function startReceiver(fn: (n: number) => Reply = () => ({ status: 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const reply = behaviour(requests.length + 1);
+      const reply = behaviour(requests.length + 1, { headers: req.headers });
       const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at, status: reply.status };
       requests.push(received);
       setTimeout(() => {
