@@ -1,7 +1,5 @@
-import { webcrypto } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-
-type CryptoKey = webcrypto.CryptoKey;
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { CompactSign, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 
 /**
  * The credential every internal call carries (docs/security.md, "Trust inside the cluster"): a JWT
@@ -46,13 +44,13 @@ export class InternalKeyRingError extends Error {}
 
 interface RingKey {
   kid: string;
-  key: CryptoKey;
+  key: KeyObject;
 }
 
 /** The signing keys: the first signs, all verify (a rollover keeps two). */
 export interface InternalKeyRing {
   signing: RingKey;
-  byKid: ReadonlyMap<string, CryptoKey>;
+  byKid: ReadonlyMap<string, KeyObject>;
 }
 
 const KID = /^[A-Za-z0-9_-]{1,32}$/;
@@ -73,9 +71,9 @@ export async function parseInternalKeyRing(raw: string): Promise<InternalKeyRing
     if (keys.some((k) => k.kid === kid)) throw new InternalKeyRingError(`INTERNAL_AUTH_KEYS: key id "${kid}" appears twice`);
     const bytes = Buffer.from(entry.slice(colon + 1), 'base64');
     if (bytes.length < MIN_KEY_BYTES) throw new InternalKeyRingError(`INTERNAL_AUTH_KEYS key "${kid}": must be base64 of at least ${MIN_KEY_BYTES} bytes`);
-    // Imported once: jose then skips the import on every sign and verify.
-    const key = await webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    keys.push({ kid, key });
+    // A node KeyObject, made once: jose hands it to node's HMAC as it is (a WebCrypto CryptoKey it
+    // would check and convert to a KeyObject on every sign and verify).
+    keys.push({ kid, key: createSecretKey(bytes) });
   }
   return { signing: keys[0]!, byKid: new Map(keys.map((k) => [k.kid, k.key])) };
 }
@@ -86,24 +84,38 @@ export interface CredentialSigner {
   sign(audience: string, onBehalfOf: OnBehalfOf): Promise<string>;
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * The JWT's claims set as its JSON text: the claims in the order jose's SignJWT writes them (the
+ * claims it is given, then its setters' `iss`, `aud`, `iat`, `exp`), so the credential is byte for
+ * byte the one SignJWT would sign (tested).
+ */
+function credentialClaimsJson(issuer: string, audience: string, who: OnBehalfOf, issuedAt: number, expiresAt: number): string {
+  const claims: JWTPayload = { prn: who.principal, rid: who.requestId };
+  if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
+  if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
+  if (who.scopes !== undefined) claims.scp = who.scopes as string[];
+  if (who.invitationId !== undefined) claims.inv = who.invitationId;
+  claims.iss = issuer;
+  claims.aud = audience;
+  claims.iat = issuedAt;
+  claims.exp = expiresAt;
+  return JSON.stringify(claims);
+}
+
 export function createCredentialSigner(opts: { service: string; ring: InternalKeyRing; ttlSeconds?: number }): CredentialSigner {
   const ttl = opts.ttlSeconds ?? CREDENTIAL_TTL_SECONDS;
+  // What does not change per credential is made once: the protected header and the key.
+  const header = { alg: 'HS256', typ: 'JWT', kid: opts.ring.signing.kid } as const;
+  const { key } = opts.ring.signing;
   return {
     service: opts.service,
     sign(audience, who) {
       const now = Math.floor(Date.now() / 1000);
-      const claims: JWTPayload = { prn: who.principal, rid: who.requestId };
-      if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
-      if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
-      if (who.scopes !== undefined) claims.scp = [...who.scopes];
-      if (who.invitationId !== undefined) claims.inv = who.invitationId;
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: opts.ring.signing.kid })
-        .setIssuer(opts.service)
-        .setAudience(audience)
-        .setIssuedAt(now)
-        .setExpirationTime(now + ttl)
-        .sign(opts.ring.signing.key);
+      // A JWT is a compact JWS of its claims set: jose's CompactSign of the JSON SignJWT would make,
+      // without SignJWT's copy of the claims per setter.
+      return new CompactSign(encoder.encode(credentialClaimsJson(opts.service, audience, who, now, now + ttl))).setProtectedHeader(header).sign(key);
     },
   };
 }
