@@ -112,11 +112,37 @@ function nodeHeaders(headers: Record<string, string | string[] | undefined>): In
   return headers as IncomingHttpHeaders;
 }
 
+/**
+ * A request target (path and query) that WHATWG URL would leave exactly as it is after the prefix's
+ * path: one leading slash, no dot segments or escapes in the path (so nothing to resolve or decode),
+ * a non-empty query, and no character either part would percent-encode (space, quotes, `<>`, `` ` ``,
+ * `{}`, `#`, `\`, controls, non-ASCII) or read otherwise.
+ */
+const PLAIN_TARGET = /^\/(?!\/)[A-Za-z0-9_~!$&()*+,;=:@/-]*(?:\?[A-Za-z0-9._~!$&()*+,;=:@/?%-]+)?$/;
+
+/**
+ * The request target of `path` under the base URL `prefix` (ending in '/'), as got's prefixUrl made it:
+ * the path's leading slashes removed, the two joined and normalised by WHATWG URL, its pathname and
+ * search. The usual target (a plain path, PLAIN_TARGET) is joined as text: the same string without
+ * parsing a URL per request (tested against URL). Throws what URL throws.
+ */
+export function targetResolver(prefix: string): (path: string) => string {
+  const parsed = new URL(prefix);
+  // Only under a base that is its own origin and path (no query, fragment or spelling URL would change).
+  const basePath = parsed.search === '' && parsed.hash === '' && parsed.href === prefix ? parsed.pathname : undefined;
+  return (path) => {
+    if (basePath !== undefined && PLAIN_TARGET.test(path)) return basePath + path.slice(1);
+    const url = new URL(prefix + path.replace(/^\/+/, ''));
+    return url.pathname + url.search;
+  };
+}
+
 export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const base = new URL(opts.baseUrl);
   const service = opts.service ?? base.host;
   // got's prefixUrl: the base gets a trailing slash and the path its leading slashes removed.
   const prefix = base.href.endsWith('/') ? base.href : `${base.href}/`;
+  const targetOf = targetResolver(prefix);
   const timeoutMs = opts.timeoutMs ?? 5000;
   const retries = opts.retries ?? 0;
   const retryTimeouts = opts.retryTimeouts ?? true;
@@ -181,8 +207,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       const upper = method.toUpperCase();
       let target: string;
       try {
-        const url = new URL(prefix + path.replace(/^\/+/, ''));
-        target = url.pathname + url.search;
+        target = targetOf(path);
       } catch (err) {
         throw new UpstreamError('unreachable', service, { cause: err });
       }

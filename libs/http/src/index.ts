@@ -9,6 +9,7 @@ export {
   setRequestContext,
   idempotencyHeader,
   onBehalfOf,
+  onBehalfOfRequest,
   newRequestId,
   resolveRequestId,
   CONTEXT_HEADERS,

@@ -97,8 +97,19 @@ export function runWithRequestContext<T>(ctx: RequestContext, fn: () => T): T {
  * names the workspace the call is for when the request has none (or there is no request).
  */
 export function onBehalfOf(overrides: Partial<OnBehalfOf> = {}): OnBehalfOf {
-  const ctx = running.getStore();
-  const base: OnBehalfOf = ctx
+  return onBehalfOfContext(running.getStore(), overrides);
+}
+
+/**
+ * onBehalfOf for a request at hand (the gateway's forwarding step): its context read from the request
+ * itself rather than from the async context, which holds the same object while the request runs.
+ */
+export function onBehalfOfRequest(req: IncomingMessage, overrides: Partial<OnBehalfOf> = {}): OnBehalfOf {
+  return onBehalfOfContext(requestContext(req), overrides);
+}
+
+function onBehalfOfContext(ctx: RequestContext | undefined, overrides: Partial<OnBehalfOf>): OnBehalfOf {
+  const merged: OnBehalfOf = ctx
     ? {
         principal: ctx.principal ?? 'service',
         requestId: ctx.requestId,
@@ -108,8 +119,10 @@ export function onBehalfOf(overrides: Partial<OnBehalfOf> = {}): OnBehalfOf {
         invitationId: ctx.invitationId,
       }
     : { principal: 'service', requestId: newRequestId() };
-  const merged: OnBehalfOf = { ...base };
-  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) (merged as unknown as Record<string, unknown>)[k] = v;
+  for (const k in overrides) {
+    const v = overrides[k as keyof OnBehalfOf];
+    if (v !== undefined) (merged as unknown as Record<string, unknown>)[k] = v;
+  }
   return merged;
 }
 
