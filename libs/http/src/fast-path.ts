@@ -64,14 +64,15 @@ export function fastRouteOf(req: IncomingMessage): string | undefined {
  */
 function runSteps(steps: readonly FastStep[], index: number, req: FastRequest, res: ServerResponse, fail: (err: unknown) => void): void {
   let called = false;
-  const next = (err?: unknown) => {
-    if (called) return;
-    called = true;
-    if (err !== undefined && err !== null) return fail(err);
-    if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, fail);
-  };
   try {
-    const ret = steps[index]!(req, res, next);
+    // The callback is made inline, not bound to a name: a build that keeps function names (tsx, which
+    // the benches run) would otherwise name each one, per step and request.
+    const ret = steps[index]!(req, res, (err?: unknown) => {
+      if (called) return;
+      called = true;
+      if (err !== undefined && err !== null) return fail(err);
+      if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, fail);
+    });
     if (ret instanceof Promise) ret.catch((err: unknown) => fail(err ?? new Error('Rejected promise')));
   } catch (err) {
     fail(err);

@@ -113,6 +113,67 @@ function nodeHeaders(headers: Record<string, string | string[] | undefined>): In
 }
 
 /**
+ * The dispatch handler of one attempt: its state and undici's callbacks as one object with its
+ * methods on the prototype, rather than a handler object and closures made per request.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private status = 0;
+  private answerHeaders: Record<string, string | string[] | undefined> = {};
+  private readonly chunks: Buffer[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly resolve: (answer: ForwardResponse) => void,
+    private readonly reject: (failure: AttemptFailure) => void,
+    private readonly service: string,
+    timeoutMs: number,
+    private readonly retryTimeouts: boolean,
+  ) {
+    this.timer = setTimeout(() => {
+      const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
+      this.fail('timeout', err, this.retryTimeouts);
+      this.controller?.abort(err);
+    }, timeoutMs);
+  }
+
+  private fail(kind: 'timeout' | 'unreachable', cause: unknown, retriable: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(new AttemptFailure(new UpstreamError(kind, this.service, { cause }), retriable));
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    // Timed out while queued for a connection: never sent.
+    if (this.settled) c.abort(new Error('timed out before it was sent'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    this.answerHeaders = h;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const { chunks } = this;
+    this.resolve({ status: this.status, headers: nodeHeaders(this.answerHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? ''));
+  }
+}
+
+/**
  * A request target (path and query) that WHATWG URL would leave exactly as it is after the prefix's
  * path: one leading slash, no dot segments or escapes in the path (so nothing to resolve or decode),
  * a non-empty query, and no character either part would percent-encode (space, quotes, `<>`, `` ` ``,
@@ -157,48 +218,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
    */
   function attempt(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined): Promise<ForwardResponse> {
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let settled = false;
-      let status = 0;
-      let answerHeaders: Record<string, string | string[] | undefined> = {};
-      const chunks: Buffer[] = [];
-      const fail = (kind: 'timeout' | 'unreachable', cause: unknown, retriable: boolean) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(new AttemptFailure(new UpstreamError(kind, service, { cause }), retriable));
-      };
-      const timer = setTimeout(() => {
-        const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
-        fail('timeout', err, retryTimeouts);
-        controller?.abort(err);
-      }, timeoutMs);
-      pool.dispatch(
-        { method: method as Dispatcher.HttpMethod, path, headers, body },
-        {
-          onRequestStart(c) {
-            controller = c;
-            // Timed out while queued for a connection: never sent.
-            if (settled) c.abort(new Error('timed out before it was sent'));
-          },
-          onResponseStart(_c, statusCode, h) {
-            status = statusCode;
-            answerHeaders = h;
-          },
-          onResponseData(_c, chunk) {
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            if (settled) return;
-            settled = true;
-            clearTimeout(timer);
-            resolve({ status, headers: nodeHeaders(answerHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-          },
-          onResponseError(_c, err) {
-            fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? ''));
-          },
-        },
-      );
+      pool.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, new Attempt(resolve, reject, service, timeoutMs, retryTimeouts));
     });
   }
 

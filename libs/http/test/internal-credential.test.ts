@@ -90,20 +90,23 @@ describe('the credential a signer makes', () => {
       [{ principal: 'api_key', workspaceId: 'wsp_d', apiKeyId: 'key_d', scopes: [], invitationId: 'biv_2', requestId: 'req_4' }, 30],
     ];
     for (const [who, ttlSeconds] of cases) {
-      const made = await createCredentialSigner({ service: 'gateway', ring, ttlSeconds }).sign('availability', who);
-      const claims: Record<string, unknown> = { prn: who.principal, rid: who.requestId };
-      if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
-      if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
-      if (who.scopes !== undefined) claims.scp = [...who.scopes];
-      if (who.invitationId !== undefined) claims.inv = who.invitationId;
-      const expected = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'k9' })
-        .setIssuer('gateway')
-        .setAudience('availability')
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + (ttlSeconds ?? 30))
-        .sign(raw);
-      expect(made).toBe(expected);
+      const signer = createCredentialSigner({ service: 'gateway', ring, ttlSeconds });
+      for (const audience of ['availability', 'booking', 'availability']) {
+        const made = await signer.sign(audience, who);
+        const claims: Record<string, unknown> = { prn: who.principal, rid: who.requestId };
+        if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
+        if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
+        if (who.scopes !== undefined) claims.scp = [...who.scopes];
+        if (who.invitationId !== undefined) claims.inv = who.invitationId;
+        const expected = await new SignJWT(claims)
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'k9' })
+          .setIssuer('gateway')
+          .setAudience(audience)
+          .setIssuedAt(iat)
+          .setExpirationTime(iat + (ttlSeconds ?? 30))
+          .sign(raw);
+        expect(made).toBe(expected);
+      }
     }
   });
 });

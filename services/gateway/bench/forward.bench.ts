@@ -6,10 +6,12 @@
  * a body of the Slots locator's size, about 24.7 KB) and POST /v1/bookings (the stub answers 201 with
  * a Booking). Prints, per run, requests/s and the gateway process's CPU (user + system, from /proc)
  * per request: on a shared machine that figure moves much less than the latencies. BENCH_PROFILE_DIR
- * writes a CPU profile of the gateway there; BENCH_ONLY=get or post runs one of the two. Not part of `pnpm bench`: a locator for the gateway's own
+ * writes a CPU profile of the gateway there; BENCH_ONLY=get or post runs one of the two; BENCH_PIN=1
+ * pins the gateway to CPU 1 and the load generator with the stubs to CPU 0 (taskset). Not part of `pnpm bench`: a locator for the gateway's own
  * code (the Slots locator, services/availability/bench/slots.bench.ts, has the gateway row with the
  * real availability behind it).
  */
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -154,6 +156,11 @@ async function main(): Promise<void> {
     });
     const create = { url: `${url}/v1/bookings`, connections: CONNECTIONS, method: 'POST', body, headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': 'bench-1' } };
     const pid = gateway.proc.pid!;
+    // BENCH_PIN=1: the gateway (all its threads) on CPU 1, this process (load generator, stubs) on CPU 0.
+    if (process.env.BENCH_PIN) {
+      execFileSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
+      execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    }
     // BENCH_ONLY=get or post: one of the two runs (e.g. for a profile of one path).
     const only = process.env.BENCH_ONLY;
     log('warming up');
