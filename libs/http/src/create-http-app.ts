@@ -52,14 +52,18 @@ export interface HttpApp {
   app: Express;
   /** This app's metrics registry; add service metrics with `registers: [registry]`. */
   registry: Registry;
-  /** Handlers are express's; a FastStep (node's req, res, next) is one too. */
-  route(method: HttpMethod, path: string, ...handlers: RequestHandler[]): void;
-  route(method: HttpMethod, path: string, options: RouteOptions, ...handlers: RequestHandler[]): void;
+  /**
+   * Handlers are express's; a FastStep (node's req, res, next) is one too. Answers every handler the
+   * route runs, in order (access check, `before`, body parser, input guard, the handlers): the steps
+   * of a fast path's route of another method than GET.
+   */
+  route(method: HttpMethod, path: string, ...handlers: RequestHandler[]): FastStep[];
+  route(method: HttpMethod, path: string, options: RouteOptions, ...handlers: RequestHandler[]): FastStep[];
   /** The access check http.route puts first on a route, for a fast path that runs the route's handlers itself. */
   guard(method: HttpMethod, path: string): FastStep[];
   /**
-   * Serves these GET routes before express, on node's request and response (fast-path.ts; the
-   * documented hot routes: docs/availability.md, "Fast path"). Everything else goes to the app.
+   * Serves these routes before express, on node's request and response (fast-path.ts; the documented
+   * hot routes: docs/availability.md, "Fast path"). Everything else goes to the app.
    */
   fastPath(fast: FastPathRoutes): void;
   /** Installs 405/404 and the error middleware; call after the last route (listen() does it if needed). */
@@ -119,16 +123,28 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     return [accessCheck(rule)];
   }
 
-  function route(method: HttpMethod, path: string, ...args: Array<RouteOptions | RequestHandler>): void {
+  function route(method: HttpMethod, path: string, ...args: Array<RouteOptions | RequestHandler>): FastStep[] {
     if (finalized) throw new Error(`route ${method} ${path} registered after finalize()`);
     const { options, handlers } = splitRouteArgs(args);
-    routes.add(method, path, [...guard(method, path), ...(options.before ?? []), jsonBody, inputGuard, ...handlers]);
+    const all = [...guard(method, path), ...(options.before ?? []), jsonBody, inputGuard, ...handlers];
+    routes.add(method, path, all);
+    // As fast steps: the access check is one; the body parser and the input guard work on the fast
+    // path's requests too (born with express's prototypes, express-messages.ts; the fast path sets
+    // `params` and `originalUrl` as the router does). The caller's own handlers must be fast steps
+    // for the list to run on the fast path.
+    return all as unknown as FastStep[];
   }
 
   function fastPath(fast: FastPathRoutes): void {
     if (finalized) throw new Error(`${opts.service}: fast path registered after finalize()`);
     if (fastPaths.length > 0) throw new Error(`${opts.service}: one fast path per app`);
-    for (const r of fast.routes) checkFastPattern(r.pattern);
+    for (const r of fast.routes) {
+      checkFastPattern(r.pattern);
+      // Only a GET without a body may skip them (fast-path.ts): any other request may carry one.
+      if ((r.method ?? 'GET') !== 'GET' && !(r.steps.includes(jsonBody as unknown as FastStep) && r.steps.includes(inputGuard as unknown as FastStep))) {
+        throw new Error(`${opts.service}: fast path route ${r.method} ${r.pattern} without the body parser and input guard (use the steps http.route answers)`);
+      }
+    }
     const taken = new Counter({ name: 'http_fast_path_requests_total', help: 'HTTP requests answered by the fast path, before express', registers: [httpMetrics.registry] });
     fastPaths.push({ ...fast, taken });
   }

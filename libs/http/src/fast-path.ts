@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isPlainQuery } from './input-guard.middleware';
+import type { HttpMethod } from './route-table';
 
 /**
  * A request as a fast step sees it: node's own, with the matched route's params. express's Request is
@@ -8,9 +9,9 @@ import { isPlainQuery } from './input-guard.middleware';
 export type FastRequest = IncomingMessage & {
   /** Strings on the fast path; express's types allow a wildcard's list too. */
   params: Record<string, string | string[]>;
-  /** Set by express (the URL before mounting); on the fast path `url` is the whole URL. */
+  /** The URL before mounting: set by express, and by the fast path (where it is `url`). */
   originalUrl?: string;
-  /** The parsed JSON body (express's jsonBody); the fast path takes only requests without one. */
+  /** The parsed JSON body (jsonBody), on either path; a GET on the fast path has none. */
   body?: unknown;
 };
 
@@ -22,11 +23,17 @@ export type FastRequest = IncomingMessage & {
 export type FastStep = (req: FastRequest, res: ServerResponse, next: (err?: unknown) => void) => unknown;
 
 export interface FastRoute {
+  /**
+   * The route's method; default GET. A route of another method takes requests with a body, so its
+   * `steps` must be all the handlers http.route registered for it (which returns them), the body
+   * parser and the input guard included.
+   */
+  method?: HttpMethod;
   /** The route's pattern exactly as registered with http.route, e.g. `/v1/event-types/:eventType/slots`. */
   pattern: string;
   /**
-   * The handlers http.route runs for it after routing, without the body parser and the input guard,
-   * which do nothing for the requests the fast path takes (see fastPathListener).
+   * The handlers http.route runs for it after routing. A GET route may leave out the body parser and
+   * the input guard, which do nothing for the GETs the fast path takes (see fastPathListener).
    */
   steps: FastStep[];
 }
@@ -57,14 +64,15 @@ export function fastRouteOf(req: IncomingMessage): string | undefined {
  */
 function runSteps(steps: readonly FastStep[], index: number, req: FastRequest, res: ServerResponse, fail: (err: unknown) => void): void {
   let called = false;
-  const next = (err?: unknown) => {
-    if (called) return;
-    called = true;
-    if (err !== undefined && err !== null) return fail(err);
-    if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, fail);
-  };
   try {
-    const ret = steps[index]!(req, res, next);
+    // The callback is made inline, not bound to a name: a build that keeps function names (tsx, which
+    // the benches run) would otherwise name each one, per step and request.
+    const ret = steps[index]!(req, res, (err?: unknown) => {
+      if (called) return;
+      called = true;
+      if (err !== undefined && err !== null) return fail(err);
+      if (index + 1 < steps.length) runSteps(steps, index + 1, req, res, fail);
+    });
     if (ret instanceof Promise) ret.catch((err: unknown) => fail(err ?? new Error('Rejected promise')));
   } catch (err) {
     fail(err);
@@ -79,8 +87,11 @@ export function checkFastPattern(pattern: string): void {
   }
 }
 
-function compile(routes: readonly FastRoute[], before: readonly FastStep[]): Map<number, Compiled[]> {
-  const byLength = new Map<number, Compiled[]>();
+/** Per method, per number of segments: the routes in registration order. */
+type CompiledRoutes = Map<string, Map<number, Compiled[]>>;
+
+function compile(routes: readonly FastRoute[], before: readonly FastStep[]): CompiledRoutes {
+  const byMethod: CompiledRoutes = new Map();
   for (const route of routes) {
     checkFastPattern(route.pattern);
     const parts = route.pattern.split('/').slice(1);
@@ -96,11 +107,14 @@ function compile(routes: readonly FastRoute[], before: readonly FastStep[]): Map
       params: parts.filter((p) => p.startsWith(':')).map((p) => p.slice(1)),
       steps: [...before, enter, ...route.steps],
     };
+    const method = route.method ?? 'GET';
+    const byLength = byMethod.get(method) ?? new Map<number, Compiled[]>();
+    byMethod.set(method, byLength);
     const list = byLength.get(parts.length) ?? [];
     list.push(compiled);
     byLength.set(parts.length, list);
   }
-  return byLength;
+  return byMethod;
 }
 
 export interface FastPathOptions {
@@ -118,25 +132,26 @@ export interface FastPathOptions {
 }
 
 /**
- * The server's request listener when an app has a fast path: a few hot GET routes answered by plain
+ * The server's request listener when an app has a fast path: a few hot routes answered by plain
  * node:http code, everything else handed to the express app untouched (docs/availability.md, "Fast
- * path"). It takes a GET without a body, without escapes in its query that the input guard would have
- * to look at, whose path is exactly one of `routes` (plain segments, no trailing slash, the pattern's
- * own spelling of its literals); whose matching is the router's to decide (other methods, a body,
- * case variants, escapes, trailing slashes, other paths) goes to `fallback` before any side effect.
+ * path"). It takes a request whose method and path are exactly one of `routes` (plain segments, no
+ * trailing slash, the pattern's own spelling of its literals) and whose query has no escapes that the
+ * input guard would have to look at; a GET only without a body. Whose matching is the router's to
+ * decide (other methods, a GET with a body, case variants, escapes, trailing slashes, other paths)
+ * goes to `fallback` before any side effect.
  *
  * A request it takes runs the app's `leading` steps, `before`, then the route's steps: the same
  * function objects the router runs for it, in the same order. For that to hold, the caller
  * guarantees that no express layer between the leading middlewares and the route acts on these
  * requests other than what `before` does, that `routes` are in registration order and include every
- * GET route registered before them that could match the same paths, and that each route's last step
- * answers or fails.
+ * route of their method registered before them that could match the same paths, and that each
+ * route's last step answers or fails.
  */
 export function fastPathListener(opts: FastPathOptions): RequestListener {
-  const byLength = compile(opts.routes, [...opts.leading, ...(opts.before ?? [])]);
+  const byMethod = compile(opts.routes, [...opts.leading, ...(opts.before ?? [])]);
   const { answerError, fallback, taken } = opts;
 
-  function match(url: string): [Compiled, Record<string, string>] | undefined {
+  function match(byLength: Map<number, Compiled[]>, url: string): [Compiled, Record<string, string>] | undefined {
     const q = url.indexOf('?');
     const segments = (q < 0 ? url : url.slice(0, q)).split('/');
     // A path starts with '/': segments[0] is ''.
@@ -164,10 +179,14 @@ export function fastPathListener(opts: FastPathOptions): RequestListener {
     return undefined;
   }
 
+  /** A GET with a body is the router's: the fast path's GET routes may leave out the body parser. */
+  const takes = (req: IncomingMessage): boolean =>
+    req.method !== 'GET' || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
+
   return (req, res) => {
     const url = req.url!;
-    const found =
-      req.method === 'GET' && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined && isPlainQuery(url) ? match(url) : undefined;
+    const byLength = byMethod.get(req.method!);
+    const found = byLength !== undefined && takes(req) && isPlainQuery(url) ? match(byLength, url) : undefined;
     if (!found) {
       fallback(req, res);
       return;
@@ -176,6 +195,8 @@ export function fastPathListener(opts: FastPathOptions): RequestListener {
     const [compiled, params] = found;
     const fastReq = req as FastRequest;
     fastReq.params = params;
+    // As express's app.handle sets it (the input guard and the forwarding read it).
+    fastReq.originalUrl = url;
     runSteps(compiled.steps, 0, fastReq, res, (err) => {
       // Once the body has started there is no envelope to send: cut the connection, as express does.
       if (!answerError(err, fastReq, res)) req.socket.destroy();

@@ -112,11 +112,98 @@ function nodeHeaders(headers: Record<string, string | string[] | undefined>): In
   return headers as IncomingHttpHeaders;
 }
 
+/**
+ * The dispatch handler of one attempt: its state and undici's callbacks as one object with its
+ * methods on the prototype, rather than a handler object and closures made per request.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private status = 0;
+  private answerHeaders: Record<string, string | string[] | undefined> = {};
+  private readonly chunks: Buffer[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly resolve: (answer: ForwardResponse) => void,
+    private readonly reject: (failure: AttemptFailure) => void,
+    private readonly service: string,
+    timeoutMs: number,
+    private readonly retryTimeouts: boolean,
+  ) {
+    this.timer = setTimeout(() => {
+      const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
+      this.fail('timeout', err, this.retryTimeouts);
+      this.controller?.abort(err);
+    }, timeoutMs);
+  }
+
+  private fail(kind: 'timeout' | 'unreachable', cause: unknown, retriable: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(new AttemptFailure(new UpstreamError(kind, this.service, { cause }), retriable));
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    // Timed out while queued for a connection: never sent.
+    if (this.settled) c.abort(new Error('timed out before it was sent'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    this.answerHeaders = h;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const { chunks } = this;
+    this.resolve({ status: this.status, headers: nodeHeaders(this.answerHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? ''));
+  }
+}
+
+/**
+ * A request target (path and query) that WHATWG URL would leave exactly as it is after the prefix's
+ * path: one leading slash, no dot segments or escapes in the path (so nothing to resolve or decode),
+ * a non-empty query, and no character either part would percent-encode (space, quotes, `<>`, `` ` ``,
+ * `{}`, `#`, `\`, controls, non-ASCII) or read otherwise.
+ */
+const PLAIN_TARGET = /^\/(?!\/)[A-Za-z0-9_~!$&()*+,;=:@/-]*(?:\?[A-Za-z0-9._~!$&()*+,;=:@/?%-]+)?$/;
+
+/**
+ * The request target of `path` under the base URL `prefix` (ending in '/'), as got's prefixUrl made it:
+ * the path's leading slashes removed, the two joined and normalised by WHATWG URL, its pathname and
+ * search. The usual target (a plain path, PLAIN_TARGET) is joined as text: the same string without
+ * parsing a URL per request (tested against URL). Throws what URL throws.
+ */
+export function targetResolver(prefix: string): (path: string) => string {
+  const parsed = new URL(prefix);
+  // Only under a base that is its own origin and path (no query, fragment or spelling URL would change).
+  const basePath = parsed.search === '' && parsed.hash === '' && parsed.href === prefix ? parsed.pathname : undefined;
+  return (path) => {
+    if (basePath !== undefined && PLAIN_TARGET.test(path)) return basePath + path.slice(1);
+    const url = new URL(prefix + path.replace(/^\/+/, ''));
+    return url.pathname + url.search;
+  };
+}
+
 export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const base = new URL(opts.baseUrl);
   const service = opts.service ?? base.host;
   // got's prefixUrl: the base gets a trailing slash and the path its leading slashes removed.
   const prefix = base.href.endsWith('/') ? base.href : `${base.href}/`;
+  const targetOf = targetResolver(prefix);
   const timeoutMs = opts.timeoutMs ?? 5000;
   const retries = opts.retries ?? 0;
   const retryTimeouts = opts.retryTimeouts ?? true;
@@ -131,48 +218,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
    */
   function attempt(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined): Promise<ForwardResponse> {
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let settled = false;
-      let status = 0;
-      let answerHeaders: Record<string, string | string[] | undefined> = {};
-      const chunks: Buffer[] = [];
-      const fail = (kind: 'timeout' | 'unreachable', cause: unknown, retriable: boolean) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(new AttemptFailure(new UpstreamError(kind, service, { cause }), retriable));
-      };
-      const timer = setTimeout(() => {
-        const err = Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' });
-        fail('timeout', err, retryTimeouts);
-        controller?.abort(err);
-      }, timeoutMs);
-      pool.dispatch(
-        { method: method as Dispatcher.HttpMethod, path, headers, body },
-        {
-          onRequestStart(c) {
-            controller = c;
-            // Timed out while queued for a connection: never sent.
-            if (settled) c.abort(new Error('timed out before it was sent'));
-          },
-          onResponseStart(_c, statusCode, h) {
-            status = statusCode;
-            answerHeaders = h;
-          },
-          onResponseData(_c, chunk) {
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            if (settled) return;
-            settled = true;
-            clearTimeout(timer);
-            resolve({ status, headers: nodeHeaders(answerHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-          },
-          onResponseError(_c, err) {
-            fail('unreachable', err, RETRY_CODES.has(errorCode(err) ?? ''));
-          },
-        },
-      );
+      pool.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, new Attempt(resolve, reject, service, timeoutMs, retryTimeouts));
     });
   }
 
@@ -181,8 +227,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       const upper = method.toUpperCase();
       let target: string;
       try {
-        const url = new URL(prefix + path.replace(/^\/+/, ''));
-        target = url.pathname + url.search;
+        target = targetOf(path);
       } catch (err) {
         throw new UpstreamError('unreachable', service, { cause: err });
       }

@@ -10,6 +10,7 @@ export {
   idempotencyHeader,
   onBehalfOf,
   runWithRequestContext,
+  onBehalfOfRequest,
   newRequestId,
   resolveRequestId,
   CONTEXT_HEADERS,

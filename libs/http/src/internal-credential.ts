@@ -1,7 +1,5 @@
-import { webcrypto } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-
-type CryptoKey = webcrypto.CryptoKey;
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { CompactSign, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 
 /**
  * The credential every internal call carries (docs/security.md, "Trust inside the cluster"): a JWT
@@ -46,13 +44,13 @@ export class InternalKeyRingError extends Error {}
 
 interface RingKey {
   kid: string;
-  key: CryptoKey;
+  key: KeyObject;
 }
 
 /** The signing keys: the first signs, all verify (a rollover keeps two). */
 export interface InternalKeyRing {
   signing: RingKey;
-  byKid: ReadonlyMap<string, CryptoKey>;
+  byKid: ReadonlyMap<string, KeyObject>;
 }
 
 const KID = /^[A-Za-z0-9_-]{1,32}$/;
@@ -73,9 +71,9 @@ export async function parseInternalKeyRing(raw: string): Promise<InternalKeyRing
     if (keys.some((k) => k.kid === kid)) throw new InternalKeyRingError(`INTERNAL_AUTH_KEYS: key id "${kid}" appears twice`);
     const bytes = Buffer.from(entry.slice(colon + 1), 'base64');
     if (bytes.length < MIN_KEY_BYTES) throw new InternalKeyRingError(`INTERNAL_AUTH_KEYS key "${kid}": must be base64 of at least ${MIN_KEY_BYTES} bytes`);
-    // Imported once: jose then skips the import on every sign and verify.
-    const key = await webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    keys.push({ kid, key });
+    // A node KeyObject, made once: jose hands it to node's HMAC as it is (a WebCrypto CryptoKey it
+    // would check and convert to a KeyObject on every sign and verify).
+    keys.push({ kid, key: createSecretKey(bytes) });
   }
   return { signing: keys[0]!, byKid: new Map(keys.map((k) => [k.kid, k.key])) };
 }
@@ -86,24 +84,44 @@ export interface CredentialSigner {
   sign(audience: string, onBehalfOf: OnBehalfOf): Promise<string>;
 }
 
+const encoder = new TextEncoder();
+
+const json = JSON.stringify;
+
+/**
+ * The JWT's claims set as its JSON text, written as JSON.stringify writes the object jose's SignJWT
+ * signs: the claims it is given (`prn`, `rid`, then those present of `wsp`, `key`, `scp`, `inv`), then
+ * its setters' `iss`, `aud`, `iat`, `exp`. So the credential is byte for byte the one SignJWT would
+ * make (tested), without building and serialising an object per credential: `tail` is the part after
+ * the claims up to `iat`'s value, the same for every credential of one signer and audience.
+ */
+function claimsJson(who: OnBehalfOf, tail: string, issuedAt: number, expiresAt: number): string {
+  let text = `{"prn":${json(who.principal)},"rid":${json(who.requestId)}`;
+  if (who.workspaceId !== undefined) text += `,"wsp":${json(who.workspaceId)}`;
+  if (who.apiKeyId !== undefined) text += `,"key":${json(who.apiKeyId)}`;
+  if (who.scopes !== undefined) text += `,"scp":${json(who.scopes)}`;
+  if (who.invitationId !== undefined) text += `,"inv":${json(who.invitationId)}`;
+  return `${text}${tail}${json(issuedAt)},"exp":${json(expiresAt)}}`;
+}
+
 export function createCredentialSigner(opts: { service: string; ring: InternalKeyRing; ttlSeconds?: number }): CredentialSigner {
   const ttl = opts.ttlSeconds ?? CREDENTIAL_TTL_SECONDS;
+  // What does not change per credential is made once: the protected header and the key.
+  const header = { alg: 'HS256', typ: 'JWT', kid: opts.ring.signing.kid } as const;
+  const { key } = opts.ring.signing;
+  const tails = new Map<string, string>();
   return {
     service: opts.service,
     sign(audience, who) {
       const now = Math.floor(Date.now() / 1000);
-      const claims: JWTPayload = { prn: who.principal, rid: who.requestId };
-      if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
-      if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
-      if (who.scopes !== undefined) claims.scp = [...who.scopes];
-      if (who.invitationId !== undefined) claims.inv = who.invitationId;
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: opts.ring.signing.kid })
-        .setIssuer(opts.service)
-        .setAudience(audience)
-        .setIssuedAt(now)
-        .setExpirationTime(now + ttl)
-        .sign(opts.ring.signing.key);
+      let tail = tails.get(audience);
+      if (tail === undefined) {
+        tail = `,"iss":${json(opts.service)},"aud":${json(audience)},"iat":`;
+        // The audiences are the few services this one calls; anything past that is not kept.
+        if (tails.size < 32) tails.set(audience, tail);
+      }
+      // A JWT is a compact JWS of its claims set: jose's CompactSign of the JSON SignJWT would sign.
+      return new CompactSign(encoder.encode(claimsJson(who, tail, now, now + ttl))).setProtectedHeader(header).sign(key);
     },
   };
 }

@@ -45,7 +45,7 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
   const { verifier } = opts;
   const proceed = (ctx: RequestContext, next: (err?: unknown) => void) => {
     const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
-    runWithContext(logContext, () => runWithRequestContext(ctx, () => next()));
+    runWithRequestContext(ctx, logContext, () => next());
   };
   return (req, res, next) => {
     const started = process.hrtime.bigint();

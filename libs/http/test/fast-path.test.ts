@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { DomainError } from '@sched/contracts';
 import { parseQuery, sendData, type FastStep } from '../src';
@@ -32,6 +33,10 @@ const reject: FastStep = async () => {
   await Promise.resolve();
   throw new Error('boom at db.internal');
 };
+const echo: FastStep = (req, res) => {
+  calls.push('POST /things/:id');
+  sendData(res, 201, { params: { ...req.params }, body: req.body ?? null });
+};
 const refuse: FastStep = (_req, _res, done) => done(new DomainError('insufficient_scope', { details: [{ field: 'scope', issue: 'x:read' }] }));
 /** Runs before routing on both paths (the fast path's `before`, an app-level middleware in express). */
 const observe: FastStep = (_req, res, next) => {
@@ -51,6 +56,15 @@ beforeAll(async () => {
   const thing = show('/things/:id');
   const special = show('/things/special');
   const scoped = show('/scoped/:id');
+  t.app.use(observe);
+  t.route('GET', '/things/:id/parts/:part', parts);
+  t.route('GET', '/things/:id', thing);
+  t.route('GET', '/things/special', special);
+  t.route('GET', '/fail', fail);
+  t.route('GET', '/reject', reject);
+  t.route('GET', '/scoped/:id', { before: [refuse] }, scoped);
+  // A POST route's steps are the whole list the router runs (body parser and input guard included).
+  const post = t.route('POST', '/things/:id', echo);
   t.fastPath({
     routes: [
       { pattern: '/things/:id/parts/:part', steps: [parts] },
@@ -59,17 +73,10 @@ beforeAll(async () => {
       { pattern: '/fail', steps: [fail] },
       { pattern: '/reject', steps: [reject] },
       { pattern: '/scoped/:id', steps: [refuse, scoped] },
+      { method: 'POST', pattern: '/things/:id', steps: post },
     ],
     before: [observe],
   });
-  t.app.use(observe);
-  t.route('GET', '/things/:id/parts/:part', parts);
-  t.route('GET', '/things/:id', thing);
-  t.route('GET', '/things/special', special);
-  t.route('GET', '/fail', fail);
-  t.route('GET', '/reject', reject);
-  t.route('GET', '/scoped/:id', { before: [refuse] }, scoped);
-  t.route('POST', '/things/:id', thing);
   t.finalize();
   server = await t.listen(0, '127.0.0.1');
   port = (server.address() as AddressInfo).port;
@@ -83,7 +90,7 @@ afterAll(async () => {
   await new Promise<void>((r) => viaExpress.close(() => r()));
 });
 
-function get(path: string, method = 'GET', to = port, extra: Record<string, string> = {}): Promise<{ status: number; headers: string[]; body: string }> {
+function get(path: string, method = 'GET', to = port, extra: Record<string, string> = {}, body?: Buffer | Buffer[]): Promise<{ status: number; headers: string[]; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: to, path, method, headers: { 'x-request-id': 'req_same', ...extra }, agent: false }, (res) => {
       let body = '';
@@ -95,7 +102,9 @@ function get(path: string, method = 'GET', to = port, extra: Record<string, stri
       });
     });
     req.on('error', reject);
-    req.end();
+    // Several pieces: sent as they are (chunked, unless a content-length is given).
+    if (Array.isArray(body)) for (const piece of body) req.write(piece);
+    req.end(Array.isArray(body) ? undefined : body);
   });
 }
 
@@ -176,7 +185,7 @@ describe('fast path', () => {
 
   it('leaves other methods, bodies, escapes and case variants to the router', async () => {
     const seen = kinds.length;
-    expect((await get('/things/abc', 'POST')).status).toBe(200);
+    expect((await get('/things/abc/parts/p', 'POST')).status).toBe(405);
     expect((await get('/things/abc', 'DELETE')).status).toBe(405);
     expect((await get('/things/abc', 'HEAD')).status).toBe(200);
     expect((await get('/things/abc', 'GET', port, { 'content-length': '0' })).status).toBe(200);
@@ -186,9 +195,56 @@ describe('fast path', () => {
     expect(kinds.slice(seen).every((k) => k === 'express')).toBe(true);
   });
 
-  it('refuses patterns it cannot match exactly', () => {
+  const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+  const TYPE = { 'content-type': 'application/json' };
+  it.each<[string, Record<string, string>, Buffer | Buffer[] | undefined, number]>([
+    ['a JSON body', TYPE, json({ name: 'Café 東京', n: [1, 2.5e3, null], o: { deep: true } }), 201],
+    ['no body', {}, undefined, 201],
+    ['an empty body with a content-length', { ...TYPE, 'content-length': '0' }, Buffer.alloc(0), 201],
+    ['a chunked body', TYPE, [Buffer.from('{"a":'), Buffer.from('"b"}')], 201],
+    ['an empty chunked body', TYPE, [Buffer.alloc(0)], 201],
+    ['a body that is only a byte order mark', TYPE, Buffer.from([0xef, 0xbb, 0xbf]), 201],
+    ['a body after a byte order mark', { 'content-type': 'application/json; charset=utf-8' }, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json({ a: 1 })]), 201],
+    ['a gzip body', { ...TYPE, 'content-encoding': 'gzip' }, gzipSync(json({ zipped: true })), 201],
+    ['an unknown content-encoding', { ...TYPE, 'content-encoding': 'snappy' }, json({ a: 1 }), 415],
+    ['a vendor JSON type', { 'content-type': 'application/vnd.x+json' }, json({ a: 1 }), 201],
+    ['a body that is not JSON', { 'content-type': 'text/plain' }, Buffer.from('hello'), 415],
+    ['a charset other than UTF-8', { 'content-type': 'application/json; charset=utf-16' }, json({ a: 1 }), 415],
+    ['a body over the limit (by its length)', TYPE, Buffer.alloc(65 * 1024, 0x20), 413],
+    ['a body over the limit (chunked)', TYPE, [Buffer.alloc(40 * 1024, 0x20), Buffer.alloc(40 * 1024, 0x20)], 413],
+    ['malformed JSON', TYPE, Buffer.from('{"a":'), 400],
+    ['a JSON text that is not an object or array', TYPE, Buffer.from(' "text"'), 400],
+    ['bytes that are not UTF-8', TYPE, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 400],
+    ['nesting deeper than the limit', TYPE, Buffer.from(`${'['.repeat(65)}${']'.repeat(65)}`), 400],
+    ['a NUL in a string (the input guard)', TYPE, Buffer.from('{"a":"x\\u0000y"}'), 400],
+  ])('answers a POST with %s as the router does, on the fast path', async (_name, headers, body, status) => {
+    const before = calls.length;
+    const seen = kinds.length;
+    const fast = await get('/things/abc', 'POST', port, headers, body);
+    const direct = await get('/things/abc', 'POST', expressPort, headers, body);
+    const routed = await get('/things/abc/', 'POST', port, headers, body);
+    expect(fast.status).toBe(status);
+    expect(kinds.slice(seen)).toEqual(['node', 'express', 'express']);
+    for (const other of [direct, routed]) {
+      expect(fast.status).toBe(other.status);
+      expect(fast.headers).toEqual(other.headers);
+      expect(fast.body).toBe(other.body);
+    }
+    expect(calls.slice(before)).toEqual(fast.status === 201 ? ['POST /things/:id', 'POST /things/:id', 'POST /things/:id'] : []);
+  });
+
+  it('takes a POST with a plain query, and leaves one with escapes the input guard must read to the router', async () => {
+    const seen = kinds.length;
+    const plain = await get('/things/abc?x=1', 'POST', port, TYPE, json({ a: 1 }));
+    const escaped = await get('/things/abc?x=%C3%A9', 'POST', port, TYPE, json({ a: 1 }));
+    expect([plain.status, escaped.status]).toEqual([201, 201]);
+    expect(kinds.slice(seen)).toEqual(['node', 'express']);
+  });
+
+  it('refuses patterns it cannot match exactly, and a route of another method than GET without the body parser', () => {
     const t = testApp();
     expect(() => t.fastPath({ routes: [{ pattern: '/files/*rest', steps: [] }] })).toThrow(/literal/);
     expect(() => t.fastPath({ routes: [{ pattern: 'no-slash', steps: [] }] })).toThrow(/literal/);
+    expect(() => t.fastPath({ routes: [{ method: 'POST', pattern: '/things/:id', steps: [echo] }] })).toThrow(/body parser and input guard/);
   });
 });

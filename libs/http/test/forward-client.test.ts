@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { runWithContext } from '@sched/logger';
 import { createCredentialSigner, createForwardClient, createInternalClient, INTERNAL_CREDENTIAL_HEADER, parseInternalKeyRing, toUpstreamDomainError, UpstreamError, type ForwardClient } from '../src';
-import { IDLE_SOCKET_MS } from '../src/forward-client';
+import { IDLE_SOCKET_MS, targetResolver } from '../src/forward-client';
 import { waitFor } from '../../testing/src/wait-for';
 import { createGotReferenceClient } from './support/got-reference';
 
@@ -334,6 +334,64 @@ describe('forward client', () => {
       fwd.close();
       await server.close();
     }
+  });
+});
+
+describe('request target', () => {
+  /** What got's prefixUrl gave: the base with a trailing slash, the path's leading slashes removed, WHATWG URL's pathname and search. */
+  const viaUrl = (prefix: string, path: string) => {
+    const url = new URL(prefix + path.replace(/^\/+/, ''));
+    return url.pathname + url.search;
+  };
+  const outcome = (f: () => string) => {
+    try {
+      return f();
+    } catch (err) {
+      return `throws ${(err as Error).name}`;
+    }
+  };
+
+  it('is the one WHATWG URL makes, for plain targets (joined as text) and every other (through URL)', () => {
+    const prefixes = ['http://127.0.0.1:8082/', 'http://svc:1/api/', 'http://svc:1/a%2Fb/', 'http://svc/x?q=1/', 'http://svc/x#f/'];
+    const samples = [
+      '/v1/event-types/evt_1/slots?from=2035-01-01&to=2035-01-31&timezone=Europe%2FBerlin',
+      '/v1/bookings',
+      '/',
+      '',
+      '//v1/x',
+      '/v1/a/../b',
+      '/v1/%2e%2e/b',
+      '/v1/./b',
+      '/v1/a?',
+      '/v1/a?x=é',
+      "/v1/a?x='",
+      '/v1/a b',
+      '/v1/a#frag',
+      '/v1/a\\b',
+      '/v1/a\tb',
+      '/v1/a?b=%zz&c=%',
+      '/v1/a//b?c=d?e',
+    ];
+    // And random targets over the characters URL treats specially.
+    const alphabet = ['/', '/', 'a', 'Z', '0', '.', '%', '2', 'e', 'E', '?', '#', ' ', "'", '"', '\\', '~', 'é', '\t', '\n', '<', '{', '`', '+', '&', '=', ':', '@', '!', '-', '_'];
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 3000; i++) {
+      let path = next() % 4 === 0 ? '' : '/';
+      const length = next() % 14;
+      for (let j = 0; j < length; j++) path += alphabet[next() % alphabet.length];
+      samples.push(path);
+    }
+    let plain = 0;
+    for (const prefix of prefixes) {
+      const target = targetResolver(prefix);
+      for (const path of samples) {
+        expect({ prefix, path, target: outcome(() => target(path)) }).toEqual({ prefix, path, target: outcome(() => viaUrl(prefix, path)) });
+        if (/^\/[^/]/.test(path) && !/[^A-Za-z0-9/?&=_~!$()*+,;:@%.-]/.test(path)) plain += 1;
+      }
+    }
+    // The corpus has plain targets (the text join) as well as the rest.
+    expect(plain).toBeGreaterThan(100);
   });
 });
 

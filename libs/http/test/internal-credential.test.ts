@@ -73,6 +73,44 @@ describe('key ring (INTERNAL_AUTH_KEYS)', () => {
   });
 });
 
+describe('the credential a signer makes', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('is byte for byte the JWT jose SignJWT makes of the same claims, key and time (HS256, kid, iss, aud, iat, exp = iat + ttl)', async () => {
+    const raw = randomBytes(32);
+    const ring = await parseInternalKeyRing(`k9:${raw.toString('base64')}`);
+    const now = 1_790_000_000_123;
+    jest.spyOn(Date, 'now').mockReturnValue(now);
+    const iat = Math.floor(now / 1000);
+    const cases: Array<[OnBehalfOf, number | undefined]> = [
+      [apiKey, undefined],
+      [{ principal: 'admin', workspaceId: 'wsp_b', requestId: 'req_2' }, 45],
+      [{ principal: 'booking_page', workspaceId: 'wsp_c', invitationId: 'biv_1', requestId: 'req_3' }, undefined],
+      [{ principal: 'service', requestId: 'req_"\\\u2028' }, -60],
+      [{ principal: 'api_key', workspaceId: 'wsp_d', apiKeyId: 'key_d', scopes: [], invitationId: 'biv_2', requestId: 'req_4' }, 30],
+    ];
+    for (const [who, ttlSeconds] of cases) {
+      const signer = createCredentialSigner({ service: 'gateway', ring, ttlSeconds });
+      for (const audience of ['availability', 'booking', 'availability']) {
+        const made = await signer.sign(audience, who);
+        const claims: Record<string, unknown> = { prn: who.principal, rid: who.requestId };
+        if (who.workspaceId !== undefined) claims.wsp = who.workspaceId;
+        if (who.apiKeyId !== undefined) claims.key = who.apiKeyId;
+        if (who.scopes !== undefined) claims.scp = [...who.scopes];
+        if (who.invitationId !== undefined) claims.inv = who.invitationId;
+        const expected = await new SignJWT(claims)
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'k9' })
+          .setIssuer('gateway')
+          .setAudience(audience)
+          .setIssuedAt(iat)
+          .setExpirationTime(iat + (ttlSeconds ?? 30))
+          .sign(raw);
+        expect(made).toBe(expected);
+      }
+    }
+  });
+});
+
 describe('a service behind the gateway checks the internal credential before any route', () => {
   it('answers 401 with the envelope without a credential, and with a malformed one', async () => {
     const t = await serviceApp();

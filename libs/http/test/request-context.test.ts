@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { createLogger, currentContext } from '@sched/logger';
-import { createHttpApp, requestContext, requireWorkspace, sendData } from '../src';
-import { flushLogs, testApp } from './test-app';
+import { createLogger, currentContext, runWithContext } from '@sched/logger';
+import { createHttpApp, onBehalfOf, requestContext, requireWorkspace, sendData, setRequestContext } from '../src';
+import { captureLogger, flushLogs, testApp } from './test-app';
 
 function buildApp() {
   const t = testApp({});
@@ -101,6 +101,36 @@ describe('request id', () => {
     await flushLogs();
     expect(httpLog).toHaveBeenCalledTimes(1);
     expect(written.join('')).toContain('req_loud');
+  });
+});
+
+describe('on whose behalf a handler calls other services (onBehalfOf)', () => {
+  it('acts for the request being handled, after awaits and inside a nested log context, and for the service outside any request; log lines show none of it', async () => {
+    const { logger, lines } = captureLogger();
+    const t = createHttpApp({ service: 'test', logger });
+    t.route('GET', '/who', async (req, res) => {
+      setRequestContext(req, { workspaceId: 'wsp_1', apiKeyId: 'key_1', principal: 'api_key', scopes: ['slots:read'] });
+      const first = onBehalfOf();
+      await new Promise((r) => setTimeout(r, 5));
+      await Promise.resolve();
+      const later = onBehalfOf({ workspaceId: 'wsp_2' });
+      const nested = await runWithContext({ event_id: 'evt_x' }, async () => {
+        await new Promise((r) => setImmediate(r));
+        return onBehalfOf();
+      });
+      logger.warn('inside', { n: 1 });
+      sendData(res, 200, { first, later, nested });
+    });
+    t.finalize();
+    const res = await request(t.app).get('/who').set('X-Request-Id', 'req_who1');
+    const who = { principal: 'api_key', requestId: 'req_who1', workspaceId: 'wsp_1', apiKeyId: 'key_1', scopes: ['slots:read'] };
+    expect(res.body.data).toEqual({ first: who, later: { ...who, workspaceId: 'wsp_2' }, nested: who });
+    const outside = onBehalfOf({ workspaceId: 'wsp_3' });
+    expect(outside).toMatchObject({ principal: 'service', workspaceId: 'wsp_3' });
+    expect(outside.requestId).toMatch(/^req_/);
+    await flushLogs();
+    const line = lines.find((l) => l.message === 'inside');
+    expect(line).toEqual({ level: 'warn', message: 'inside', n: 1, service: 'test', request_id: 'req_who1', workspace_id: 'wsp_1', timestamp: expect.any(String) });
   });
 });
 

@@ -58,7 +58,7 @@ const startOf = (i: number) => new Date(START + i * 5 * 60_000);
 function check(who: Omit<OnBehalfOf, 'requestId'>, i: number, req: { excludeBookingId?: string } = {}): Promise<SlotCheckResponse> {
   const requestId = `req_check${String(i).padStart(3, '0')}`;
   return runWithContext({ request_id: requestId }, () =>
-    runWithRequestContext({ ...who, requestId }, () => checker.check(who.workspaceId!, { eventTypeId: EVENT_TYPE_ID, startAt: startOf(i), ...req })),
+    runWithRequestContext({ ...who, requestId }, {}, () => checker.check(who.workspaceId!, { eventTypeId: EVENT_TYPE_ID, startAt: startOf(i), ...req })),
   );
 }
 

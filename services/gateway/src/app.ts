@@ -11,7 +11,7 @@ import { registerAdminRoutes } from './http/admin.routes';
 import { bookingPageDeps, registerBookingPageRoutes } from './http/booking-page.routes';
 import { registerOAuthCallbackRoute } from './http/oauth-callback.routes';
 import { apiKeyAuth } from './http/api-key-auth.middleware';
-import { registerV1Routes, v1FastRoutes, v1Routes } from './http/v1.routes';
+import { registerV1Routes, v1Routes } from './http/v1.routes';
 import { registerV1FastPath } from './http/v1-fast-path';
 import { createAdminStore } from './store/admin-store';
 import { findKeyByHash } from './store/api-key.queries';
@@ -71,15 +71,13 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
     defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
     logger,
   });
-  const v1 = v1Routes(upstreams);
-  // The hot v1 GETs are answered before express by the same handlers in the same order
-  // (v1-fast-path.ts); every other request goes to express.
-  registerV1FastPath(http, v1FastRoutes(v1), v1Auth);
   // Authentication runs before routing so that 401 comes before 404/405 (decisions.md §2).
   http.app.use('/admin', adminAuth(config.ADMIN_TOKEN));
   http.app.use('/v1', v1Auth);
   registerAdminRoutes(http, { store: createAdminStore(db), upstreams });
-  registerV1Routes(http, v1);
+  // The v1 operations are answered before express by the same handlers in the same order
+  // (v1-fast-path.ts); every other request goes to express.
+  registerV1FastPath(http, registerV1Routes(http, v1Routes(upstreams)), v1Auth);
   registerBookingPageRoutes(http, bookingPageDeps({ config, db, counterPool, invitation, logger }));
   registerOAuthCallbackRoute(http, {
     calendarSync,

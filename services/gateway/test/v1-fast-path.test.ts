@@ -26,6 +26,8 @@ let gw: RunningGateway;
 let key: string;
 let narrowKey: string;
 const seen: string[] = [];
+/** What the upstream received with each request: its body and the headers the gateway adds. */
+const received: Array<{ url: string; body: string; idempotencyKey?: string; contentType?: string }> = [];
 /** The gateway's express app behind a plain node server (no fast path). */
 let viaExpress: http.Server;
 let expressUrl: string;
@@ -41,6 +43,12 @@ beforeAll(async () => {
   db = await createTestDatabase({ services: ['gateway'] });
   upstream = http.createServer((req, res) => {
     seen.push(req.url!);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
+      received.push({ url: req.url!, body: Buffer.concat(chunks).toString(), idempotencyKey, contentType: req.headers['content-type'] });
+    });
     const path = req.url!.split('?')[0]!.replace(/\/$/, '');
     const answer = BODIES[path] ?? { type: JSON_UTF8, body: Buffer.from(JSON.stringify({ data: { ok: true }, meta: { request_id: req.headers['x-request-id'] } })) };
     res.statusCode = answer.status ?? 200;
@@ -54,7 +62,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => viaExpress.listen(0, '127.0.0.1', r));
   expressUrl = `http://127.0.0.1:${(viaExpress.address() as AddressInfo).port}`;
   const ws = (await call(gw.url, 'POST', '/admin/v1/workspaces', { token: ADMIN_TOKEN, json: { name: 'Fast' } })).body.data.id;
-  key = await apiKey(ws, ['event_types:read', 'slots:read', 'bookings:read', 'booking_invitations:read']);
+  key = await apiKey(ws, ['event_types:read', 'slots:read', 'bookings:read', 'bookings:write', 'booking_invitations:read']);
   narrowKey = await apiKey(ws, ['bookings:read']);
 });
 
@@ -71,7 +79,7 @@ interface Raw {
   body: Buffer;
 }
 
-function get(path: string, headers: Record<string, string>, method = 'GET', base = gw.url): Promise<Raw> {
+function get(path: string, headers: Record<string, string>, method = 'GET', base = gw.url, body?: Buffer): Promise<Raw> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: url.hostname, port: url.port, path, method, headers, agent: false }, (res) => {
@@ -89,7 +97,7 @@ function get(path: string, headers: Record<string, string>, method = 'GET', base
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -98,18 +106,18 @@ function get(path: string, headers: Record<string, string>, method = 'GET', base
  * express on the exact path, and through the router's trailing-slash variant. The first two must
  * answer alike here; the caller compares the first and the last.
  */
-async function both(path: string, headers: Record<string, string>, method = 'GET', taken = method === 'GET'): Promise<[Raw, Raw]> {
+async function both(path: string, headers: Record<string, string>, method = 'GET', taken = method !== 'HEAD', body?: Buffer): Promise<[Raw, Raw]> {
   const [p, q] = path.split('?') as [string, string | undefined];
   const viaRouter = `${p}/${q === undefined ? '' : `?${q}`}`;
   const sent = { ...headers, 'x-request-id': 'req_same' };
   const before = await fastPathTotal();
-  const fast = await get(path, sent, method);
+  const fast = await get(path, sent, method, gw.url, body);
   expect(await fastPathTotal()).toBe(before + (taken ? 1 : 0));
-  const direct = await get(path, sent, method, expressUrl);
+  const direct = await get(path, sent, method, expressUrl, body);
   expect(fast.status).toBe(direct.status);
   expect(fast.headers).toEqual(direct.headers);
   expect(fast.body.equals(direct.body)).toBe(true);
-  return [fast, await get(viaRouter, sent, method)];
+  return [fast, await get(viaRouter, sent, method, gw.url, body)];
 }
 
 describe('the v1 fast path', () => {
@@ -145,6 +153,46 @@ describe('the v1 fast path', () => {
     const before = seen.length;
     const [fast, routed] = await both(path, headers, 'GET', taken);
     expect(fast.status).toBeGreaterThanOrEqual(400);
+    expect(fast.status).toBe(routed.status);
+    expect(fast.headers).toEqual(routed.headers);
+    expect(fast.body.equals(routed.body)).toBe(true);
+    expect(seen.length).toBe(before);
+  });
+
+  const JSON_TYPE = { 'content-type': 'application/json' };
+  const booking = Buffer.from(JSON.stringify({ event_type_id: 'evt_1', start_at: '2035-01-01T12:00:00Z', guest: { name: 'Zoë', email: 'z@example.com', timezone: 'Europe/Berlin' }, metadata: { n: 1.5e3 } }));
+  it.each<[string, string, Record<string, string>, Buffer | undefined, number]>([
+    ['a Booking', '/v1/bookings', { ...JSON_TYPE, 'idempotency-key': 'idem-1' }, booking, 200],
+    ['a cancel without a body', '/v1/bookings/bkg_1/cancel', { 'idempotency-key': 'idem-2' }, undefined, 200],
+    ['a body that is not JSON', '/v1/bookings', { 'content-type': 'text/plain' }, Buffer.from('x'), 415],
+    ['a body over 64 KiB', '/v1/bookings', JSON_TYPE, Buffer.alloc(65 * 1024, 0x20), 413],
+    ['malformed JSON', '/v1/bookings', JSON_TYPE, Buffer.from('{"event_type_id":'), 400],
+    ['a NUL in the body', '/v1/bookings', JSON_TYPE, Buffer.from('{"guest":{"name":"a\\u0000b"}}'), 400],
+  ])('answers POST with %s as the router does, on the fast path', async (_name, path, headers, body, status) => {
+    const before = received.length;
+    const [fast, routed] = await both(path, { ...headers, authorization: `Bearer ${key}` }, 'POST', true, body);
+    expect(fast.status).toBe(status);
+    expect(fast.status).toBe(routed.status);
+    expect(fast.headers).toEqual(routed.headers);
+    expect(fast.body.equals(routed.body)).toBe(true);
+    // Forwarded alike all three ways (or not at all): the body as JSON text, the Idempotency-Key.
+    // (The stub upstream answers 200 to everything.)
+    await new Promise((r) => setTimeout(r, 50));
+    const got = received.slice(before);
+    expect(got).toHaveLength(status === 200 ? 3 : 0);
+    for (const r of got) expect({ ...r, url: r.url.replace(/\/$/, '') }).toEqual({ ...got[0]!, url: path });
+    if (body && status === 200) expect(JSON.parse(got[0]!.body)).toEqual(JSON.parse(body.toString()));
+    if (status === 200) expect(got[0]!.idempotencyKey).toBe(headers['idempotency-key']);
+  });
+
+  it.each([
+    ['no key', {}],
+    ['a key without the scope', 'narrow'],
+  ] as const)('answers a POST with %s exactly as the router does, without forwarding', async (_name, who) => {
+    const headers = who === 'narrow' ? { authorization: `Bearer ${narrowKey}` } : who;
+    const before = seen.length;
+    const [fast, routed] = await both('/v1/bookings', { ...headers, ...JSON_TYPE }, 'POST', true, booking);
+    expect([401, 403]).toContain(fast.status);
     expect(fast.status).toBe(routed.status);
     expect(fast.headers).toEqual(routed.headers);
     expect(fast.body.equals(routed.body)).toBe(true);

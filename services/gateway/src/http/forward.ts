@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { idempotencyHeader, onBehalfOf, requestContext, sendText, toUpstreamDomainError, UpstreamError, type FastRequest, type FastStep, type ForwardClient } from '@sched/http';
+import { idempotencyHeader, onBehalfOfRequest, requestContext, sendText, toUpstreamDomainError, UpstreamError, type FastRequest, type FastStep, type ForwardClient } from '@sched/http';
 
 /** Headers of a service's answer that the caller should see; the gateway sets its own request id and rate headers. */
 const PASSED_BACK = ['content-type', 'retry-after', 'idempotent-replayed', 'allow', 'location', 'www-authenticate'];
@@ -21,7 +21,7 @@ export function forwardTo(client: ForwardClient, opts: { workspaceParam?: string
       const workspaceId = opts.workspaceParam ? String(req.params[opts.workspaceParam]) : undefined;
       const upstream = await client.request(req.method!, req.originalUrl ?? req.url!, {
         headers: forwardHeaders(req),
-        onBehalf: onBehalfOf({ workspaceId }),
+        onBehalf: onBehalfOfRequest(req, { workspaceId }),
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
       });
       for (const name of PASSED_BACK) {

@@ -22,16 +22,17 @@ export function v1Routes(upstreams: Record<Upstream, ForwardClient>): V1Route[] 
   return V1_OPERATIONS.map((op) => ({ method: op.method, pattern: op.path, scopeCheck: scopeCheck(op.scope), forward: forwards[op.owner] }));
 }
 
-/** Scope check (403) before the body is read, then the owning service answers. */
-export function registerV1Routes(http: HttpApp, routes: V1Route[]): void {
-  for (const route of routes) http.route(route.method, route.pattern, { before: [route.scopeCheck] }, route.forward);
-}
-
 /**
- * The GET routes for the fast path (v1-fast-path.ts), with the handlers http.route gives them: scope
- * check, then forwarding. The body parser and the input guard are left out: the fast path takes only
- * requests without a body and with nothing in path or query for the guard to refuse.
+ * Scope check (403) before the body is read, then the owning service answers. Answers the routes for
+ * the fast path (v1-fast-path.ts), in registration order, with the handlers the router runs for them:
+ * a POST's whole list (scope check, body parser, input guard, forwarding); a GET's scope check and
+ * forwarding (the fast path takes only GETs without a body, for which the body parser and the input
+ * guard have nothing to do).
  */
-export function v1FastRoutes(routes: V1Route[]): FastRoute[] {
-  return routes.filter((r) => r.method === 'GET').map((r) => ({ pattern: r.pattern, steps: [r.scopeCheck, r.forward] }));
+export function registerV1Routes(http: HttpApp, routes: V1Route[]): FastRoute[] {
+  return routes.map((route) => {
+    const registered = http.route(route.method, route.pattern, { before: [route.scopeCheck] }, route.forward);
+    const steps = route.method === 'GET' ? [route.scopeCheck, route.forward] : registered;
+    return { method: route.method, pattern: route.pattern, steps };
+  });
 }
