@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { WebhookAttemptErrorKind } from '@sched/contracts';
 import type { Db, DbTx } from '@sched/db';
 import { createGroupCommit, type GroupCommit } from '@sched/group-commit';
+import { batchStatement } from './batch-input';
 import type { ClaimedDelivery } from './delivery-worker.queries';
 import { disableGoneEndpoint } from './endpoint.queries';
 
@@ -155,19 +156,13 @@ function recordsSql(input: string): string {
     ORDER BY i.ord`;
 }
 
-/**
- * The statement in its two prepared forms, the same but for where its input comes from:
- * - one attempt (nothing else ended meanwhile: every attempt at low rates) as one parameter per
- *   column, a one-row input the planner sees as such;
- * - several as one JSON array. Not one array parameter per column: Postgres plans unnest() by the
- *   arrays' length, so it would plan every call again (about 0.4 ms of its CPU each time) instead of
- *   keeping the prepared plan. And not JSON for one attempt either: for the hundred rows it guesses a
- *   JSON array holds, its plan costs about 0.1 ms more than the one-row form's.
- */
-const RECORD_ONE_SQL = recordsSql(`SELECT 0 AS ord, ${RECORD_COLUMNS.map(([name, type], n) => `$${n + 1}::${type} AS ${name}`).join(', ')}`);
-const RECORD_MANY_SQL = recordsSql(
-  `SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(ord int, ${RECORD_COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ')})`,
-);
+/** Its one-attempt and several-attempts prepared forms (batch-input.ts). */
+const RECORD = batchStatement<RecordRow>({
+  names: { one: 'webhook_dispatch_record_attempt', many: 'webhook_dispatch_record_attempts' },
+  columns: RECORD_COLUMNS,
+  leading: 0,
+  sql: recordsSql,
+});
 
 function recordRow(r: RecordItem): RecordRow {
   return {
@@ -188,12 +183,7 @@ function recordRow(r: RecordItem): RecordRow {
 
 /** Records attempts (none a 410) in one statement; answers one Recorded per item, in order. Prepared once per connection. */
 export async function recordAttempts(pool: Pool, items: readonly RecordItem[]): Promise<Recorded[]> {
-  const rows = items.map(recordRow);
-  const query =
-    rows.length === 1
-      ? { name: 'webhook_dispatch_record_attempt', text: RECORD_ONE_SQL, values: RECORD_COLUMNS.map(([name]) => rows[0]![name]) }
-      : { name: 'webhook_dispatch_record_attempts', text: RECORD_MANY_SQL, values: [JSON.stringify(rows.map((row, ord) => ({ ord, ...row })))] };
-  const res = await pool.query<{ ord: number; moved: boolean; more: boolean }>(query);
+  const res = await pool.query<{ ord: number; moved: boolean; more: boolean }>(RECORD.query([], items.map(recordRow)));
   const out = items.map((): Recorded => ({ moved: false, more: false }));
   for (const row of res.rows) out[row.ord] = { moved: row.moved === true, more: row.more === true };
   return out;

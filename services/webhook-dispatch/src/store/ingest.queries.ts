@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { batchStatement } from './batch-input';
 import { DELIVERIES_CHANNEL } from './delivery.queries';
 import { toClaimed, type ClaimedDelivery } from './delivery-worker.queries';
 
@@ -105,17 +106,20 @@ function ingestSql(input: string): string {
     ORDER BY i.ord, d.endpoint_id`;
 }
 
-const INGEST_COLUMNS = ['event_id', 'event_type', 'workspace_id', 'body'] as const;
+const INGEST_COLUMNS = [
+  ['event_id', 'text'],
+  ['event_type', 'text'],
+  ['workspace_id', 'text'],
+  ['body', 'text'],
+] as const;
 
-/**
- * The statement in its two prepared forms, the same but for where its input comes from: one event (at
- * low rates, every event) as one parameter per column, a one-row input the planner sees as such;
- * several as one JSON array. Not one array parameter per column: Postgres plans unnest() by the
- * arrays' length, so it would plan every call again instead of keeping the prepared plan. And not
- * JSON for one event either: for the hundred rows it guesses a JSON array holds, its plan costs more.
- */
-const INGEST_ONE_SQL = ingestSql(`SELECT 0 AS ord, ${INGEST_COLUMNS.map((name, n) => `$${n + 6}::text AS ${name}`).join(', ')}`);
-const INGEST_MANY_SQL = ingestSql(`SELECT * FROM jsonb_to_recordset($6::jsonb) AS i(ord int, ${INGEST_COLUMNS.map((name) => `${name} text`).join(', ')})`);
+/** Its one-event and several-events prepared forms (batch-input.ts). */
+const INGEST = batchStatement<Record<(typeof INGEST_COLUMNS)[number][0], string>>({
+  names: { one: 'webhook_dispatch_ingest_event', many: 'webhook_dispatch_ingest_events' },
+  columns: INGEST_COLUMNS,
+  leading: 5,
+  sql: ingestSql,
+});
 
 /**
  * One statement for several events, atomic in autocommit, so the consumer needs no transaction: for
@@ -135,11 +139,7 @@ const INGEST_MANY_SQL = ingestSql(`SELECT * FROM jsonb_to_recordset($6::jsonb) A
 export async function insertEventsDeliveries(db: Queryable, events: readonly IngestEvent[], c: IngestClaim): Promise<Ingested[]> {
   const rows = events.map((e) => ({ event_id: e.eventId, event_type: e.eventType, workspace_id: e.workspaceId, body: e.body }));
   const common = [c.room, c.perEndpoint, c.leaseMs, c.token, DELIVERIES_CHANNEL];
-  const res = await db.query<Record<string, unknown>>(
-    rows.length === 1
-      ? { name: 'webhook_dispatch_ingest_event', text: INGEST_ONE_SQL, values: [...common, ...INGEST_COLUMNS.map((name) => rows[0]![name])] }
-      : { name: 'webhook_dispatch_ingest_events', text: INGEST_MANY_SQL, values: [...common, JSON.stringify(rows.map((row, ord) => ({ ord, ...row })))] },
-  );
+  const res = await db.query<Record<string, unknown>>(INGEST.query(common, rows));
   const out: Ingested[] = events.map(() => ({ fresh: false, deliveries: [] }));
   for (const r of res.rows) {
     const ingested = out[Number(r.ord)]!;
