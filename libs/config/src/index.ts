@@ -43,6 +43,8 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.en
   }
 }
 
+const NICE_RANGE = 'must be an integer from 0 (normal priority) to 19 (the lowest)';
+
 /** Reusable field types for environment variables. */
 export const env = {
   port: (def: number) => z.coerce.number().int().min(0).max(65535).default(def),
@@ -57,6 +59,8 @@ export const env = {
   logLevel: () => z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info'),
   /** A secret of at least 32 characters; never logged by @sched/logger. */
   secret: () => z.string().min(32, 'must be at least 32 characters'),
+  /** A CPU nice value: 0 (normal priority) to 19 (the lowest). */
+  nice: (def = 0) => z.coerce.number({ error: NICE_RANGE }).int(NICE_RANGE).min(0, NICE_RANGE).max(19, NICE_RANGE).default(def),
 };
 
 const INTERNAL_AUTH_KEYS_REQUIRED = 'required: <key id>:<base64 of 32 random bytes>[,<key id>:<base64>…], newest first (docs/security.md)';
@@ -74,6 +78,12 @@ export function serviceEnv(service: string, defaultPort: number) {
     AMQP_PREFIX: z.string().default(''),
     LOG_LEVEL: env.logLevel(),
     SHUTDOWN_TIMEOUT_MS: env.int(10000),
+    /**
+     * The process's CPU nice value, applied once at start by runService (@sched/runtime): 0 leaves the
+     * priority as it is; more lets the API's processes go first on a busy machine. `npm start` gives the
+     * background services (calendar-sync, webhook-dispatch) 15 (README, "Environment variables").
+     */
+    CPU_NICE: env.nice(),
     /**
      * The internal credential key ring (docs/security.md): `<key id>:<base64 of ≥ 32 bytes>`, comma-separated,
      * newest first; the first signs, all verify. The same ring in every service and the gateway.

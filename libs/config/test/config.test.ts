@@ -36,6 +36,23 @@ describe('parseConfig', () => {
     expect(cfg.DATABASE_URL).toBe('postgres://svc_calendar_sync@127.0.0.1:5432/scheduling');
   });
 
+  it('reads CPU_NICE as 0 unless set, and refuses anything but an integer from 0 to 19, naming it', () => {
+    const base = { INTERNAL_AUTH_KEYS: 'k1:key' };
+    expect(parseConfig(serviceEnv('webhook-dispatch', 8085), base).CPU_NICE).toBe(0);
+    expect(parseConfig(serviceEnv('webhook-dispatch', 8085), { ...base, CPU_NICE: '15' }).CPU_NICE).toBe(15);
+    expect(parseConfig(serviceEnv('webhook-dispatch', 8085), { ...base, CPU_NICE: '19' }).CPU_NICE).toBe(19);
+    for (const bad of ['20', '-1', '1.5', 'low']) {
+      let caught: unknown;
+      try {
+        parseConfig(serviceEnv('webhook-dispatch', 8085), { ...base, CPU_NICE: bad });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      expect((caught as ConfigError).problems).toEqual(['CPU_NICE: must be an integer from 0 (normal priority) to 19 (the lowest) (value was set but rejected)']);
+    }
+  });
+
   it('rejects a short secret', () => {
     expect(() => parseConfig(z.object({ K: env.secret() }), { K: 'short' })).toThrow(/K: must be at least 32 characters/);
   });

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { checkPostgres, createDb, createPool, type Db } from '@sched/db';
 import {
@@ -14,6 +15,7 @@ import {
 import { createLifecycle, type Lifecycle } from '@sched/lifecycle';
 import { createLogger, type Logger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
+import { lowerCpuPriority } from './cpu-nice';
 
 /** The part of every service's config the runtime reads (see serviceEnv in @sched/config). */
 export interface BaseServiceConfig {
@@ -25,6 +27,8 @@ export interface BaseServiceConfig {
   LOG_LEVEL: string;
   SHUTDOWN_TIMEOUT_MS: number;
   INTERNAL_AUTH_KEYS: string;
+  /** The process's CPU nice value (0..19), applied once at start (lowerCpuPriority). */
+  CPU_NICE: number;
 }
 
 export interface ServiceContext<C extends BaseServiceConfig, B extends Broker | undefined = Broker> {
@@ -97,7 +101,8 @@ export interface RunningService<C extends BaseServiceConfig, B extends Broker | 
 }
 
 /**
- * Boots one service process: Postgres pool, RabbitMQ connection (in the background: a service starts
+ * Boots one service process: first its CPU priority (CPU_NICE: every thread of the process, so what the
+ * service starts later inherits it; a refusal of the OS is a warning, not a failed start), then Postgres pool, RabbitMQ connection (in the background: a service starts
  * while the broker is down; none with `broker: false`), the HTTP app with /healthz /readyz /metrics, the
  * service's own setup, then listens (the public port, then the operations port if any). Stops in reverse:
  * HTTP stops accepting and drains, then what the setup registered, the broker, the pool.
@@ -111,6 +116,8 @@ export async function runService<C extends BaseServiceConfig>(
   const logger = opts.logger ?? createLogger({ service: name, level: config.LOG_LEVEL });
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   if (opts.handleSignals ?? true) lifecycle.installSignalHandlers();
+  const priority = lowerCpuPriority(config.CPU_NICE);
+  if (priority.error) logger.warn('CPU_NICE not applied: the OS refused', { cpu_nice: config.CPU_NICE, nice: priority.nice, err: priority.error });
 
   // Read first: a malformed ring stops the start-up before any connection is opened.
   const ring = await parseInternalKeyRing(config.INTERNAL_AUTH_KEYS);
@@ -151,10 +158,9 @@ export async function runService<C extends BaseServiceConfig>(
     const server = await http.listen(config.PORT, config.HOST);
     lifecycle.onStop('http', () => http.close());
     let opsServer: Server | undefined;
-    if (opsPort !== undefined) {
-      opsServer = await http.listenOps(opsPort, config.HOST);
-      logger.info(`${name} listening`, { port: config.PORT, ops_port: opsPort, host: config.HOST });
-    }
+    if (opsPort !== undefined) opsServer = await http.listenOps(opsPort, config.HOST);
+    const port = (server.address() as AddressInfo | null)?.port ?? config.PORT;
+    logger.info(`${name} listening`, { port, ...(opsPort !== undefined ? { ops_port: opsPort } : {}), host: config.HOST, cpu_nice: priority.nice });
     return { ...base, broker, server, opsServer, lifecycle, stop: async (reason = 'stop') => void (await lifecycle.stop(reason)) };
   } catch (err) {
     logger.error(`${name} failed to start`, { err });

@@ -1,18 +1,26 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { createTestDatabase, internalAuthorization, TEST_INTERNAL_AUTH_KEYS, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
 
 const root = join(__dirname, '..', '..', '..');
 
+/** The nice value of each thread of a process (Linux: field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+}
 
-function startFixture(env: Record<string, string>): { child: ChildProcess; lines: Record<string, unknown>[]; port: Promise<number> } {
+function startFixture(env: Record<string, string>): { child: ChildProcess; lines: Record<string, unknown>[]; stderr: () => string; port: Promise<number> } {
   // `node --import tsx` rather than the tsx wrapper, so signals reach the service process itself.
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'fixtures/slow-service.ts')], {
     cwd: root,
-    env: { ...process.env, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, ...env, PORT: '0' },
+    env: { ...process.env, INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000', ...env, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const lines: Record<string, unknown>[] = [];
   const port = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (l) => {
@@ -26,7 +34,7 @@ function startFixture(env: Record<string, string>): { child: ChildProcess; lines
     });
     child.once('exit', (code) => reject(new Error(`fixture exited early with ${code}`)));
   });
-  return { child, lines, port };
+  return { child, lines, stderr: () => stderr, port };
 }
 
 describe('a service process', () => {
@@ -62,6 +70,36 @@ describe('a service process', () => {
     expect(await exited).toBe(0);
     const stopped = lines.find((l) => l.message === 'stopped all');
     expect(stopped).toMatchObject({ ok: true, reason: 'SIGTERM' });
+  }, 30000);
+
+  it('runs every thread at its CPU_NICE, and says so in its start line', async () => {
+    const amqp = testAmqp();
+    const { child, lines, port } = startFixture({ DATABASE_URL: db.urlFor('booking'), AMQP_URL: amqp.url, AMQP_PREFIX: amqp.prefix, CPU_NICE: '5' });
+    try {
+      await port;
+      const started = await waitFor(() => lines.find((l) => l.message === 'fixture listening'), { timeoutMs: 10000 });
+      // The fixture inherits this process's nice value; CPU_NICE only ever lowers the priority.
+      const expected = Math.max(5, getPriority());
+      expect(started).toMatchObject({ cpu_nice: expected });
+      expect(getPriority(child.pid!)).toBe(expected);
+      // V8's and libuv's threads too, not only the main one.
+      if (existsSync(`/proc/${child.pid}/task`)) {
+        const nices = threadNices(child.pid!);
+        expect(nices.length).toBeGreaterThan(1);
+        expect(new Set(nices)).toEqual(new Set([expected]));
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30000);
+
+  it('refuses to start with a CPU_NICE outside 0..19, naming it', async () => {
+    const { child, lines, stderr, port } = startFixture({ DATABASE_URL: db.urlFor('booking'), CPU_NICE: '20' });
+    port.catch(() => undefined); // it never listens
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(1);
+    expect(stderr()).toContain('CPU_NICE: must be an integer from 0 (normal priority) to 19 (the lowest)');
+    expect(lines.some((l) => l.message === 'fixture listening')).toBe(false);
   }, 30000);
 
   it('reports not ready while its database is unreachable', async () => {
