@@ -10,6 +10,23 @@ export const SERVICES = [
 
 export const RADICALE_PORT = 5232;
 
+/**
+ * The background services: their work (calendar writes, webhooks) may lag during a burst and catch up,
+ * it may not take the API's latency with it. `npm start` runs them, and the calendar provider (Radicale),
+ * at a lower CPU priority (CPU_NICE, README "Environment variables"); tests-e2e/support/system.ts does
+ * the same, so the benchmarks measure the system as `npm start` runs it.
+ */
+export const BACKGROUND_SERVICES = ['calendar-sync', 'webhook-dispatch'];
+
+/** The background services' nice value: BACKGROUND_CPU_NICE (0..19; 0 runs everything at normal priority), else 15. */
+export function backgroundCpuNice(env = {}) {
+  const raw = env.BACKGROUND_CPU_NICE;
+  if (raw === undefined || raw === '') return 15;
+  const nice = Number(raw);
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`BACKGROUND_CPU_NICE must be an integer from 0 (normal priority) to 19 (the lowest), got '${raw}'`);
+  return nice;
+}
+
 /** `calendar-sync` → `CALENDAR_SYNC_PORT`: the variable that moves a service off its default port. */
 export const portVariable = (name) => `${name.toUpperCase().replace(/-/g, '_')}_PORT`;
 

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { prettyLine } from './pretty-log.mjs';
-import { RADICALE_PORT, SERVICES, gatewayOpsPort, servicePorts, upstreamEnv } from './services.mjs';
+import { BACKGROUND_SERVICES, RADICALE_PORT, SERVICES, backgroundCpuNice, gatewayOpsPort, servicePorts, upstreamEnv } from './services.mjs';
 import { seedDemo } from './seed-demo.mjs';
 import { startWebhookReceiver } from './webhook-receiver.mjs';
 
@@ -49,6 +49,8 @@ export async function startSystem(root) {
   // The gateway answers /readyz on its operations port only (deploy/README.md, "Network").
   const opsPort = gatewayOpsPort(process.env, ports);
   const readyPort = (name) => (name === 'gateway' ? opsPort : ports[name]);
+  // calendar-sync, webhook-dispatch and the calendar provider give way to the API during a burst.
+  const backgroundNice = backgroundCpuNice(process.env);
 
   async function waitReady(name, children) {
     const deadline = Date.now() + 60000;
@@ -77,6 +79,7 @@ export async function startSystem(root) {
     users: DEMO_CALDAV_USERS,
     dataDir: join(dataDir, 'radicale'),
     port: Number(process.env.RADICALE_PORT ?? RADICALE_PORT),
+    nice: backgroundNice,
   });
   say(`Radicale (CalDAV) on ${radicale.url}`);
   let webhookSecret = null;
@@ -94,6 +97,7 @@ export async function startSystem(root) {
         PORT: String(ports[svc.name]),
         ...(svc.name === 'gateway' ? { OPS_PORT: String(opsPort) } : {}),
         HOST: svc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1',
+        ...(BACKGROUND_SERVICES.includes(svc.name) ? { CPU_NICE: String(backgroundNice) } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Own process group: Ctrl-C reaches only this script, which then stops each service once, in order.

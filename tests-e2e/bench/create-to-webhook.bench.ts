@@ -102,7 +102,7 @@ async function main(failed: string[]): Promise<void> {
     const figures = {
       benchmark: 'create-to-webhook',
       machine: { cpus: 2, loadavg_before: loadBefore.map((x) => +x.toFixed(2)), loadavg_after: loadavg().map((x) => +x.toFixed(2)) },
-      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total },
+      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, background_cpu_nice: sys.backgroundNice },
       created: created.size,
       failed_creates: failures.length,
       webhook_latency_ms: { p50: pct(latencies, 50), p99: pct(latencies, 99), max: Math.max(...latencies) },

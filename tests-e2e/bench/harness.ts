@@ -22,8 +22,9 @@ export function progress(name: string): (msg: string) => void {
 
 /**
  * The environment the system runs with: what `npm start` gives every service (scripts/lib/start-system.mjs:
- * NODE_ENV development, every other setting at its default, LOG_LEVEL info), plus BENCH_SYSTEM_ENV
- * ('{"NAME":"value"}') for settings to try.
+ * NODE_ENV development, every other setting at its default, LOG_LEVEL info; startSystem adds CPU_NICE of
+ * the background services, BACKGROUND_CPU_NICE or 15), plus BENCH_SYSTEM_ENV ('{"NAME":"value"}') for
+ * settings to try.
  */
 export function systemEnv(): Record<string, string> {
   return { NODE_ENV: 'development', LOG_LEVEL: 'info', ...(process.env.BENCH_SYSTEM_ENV ? (JSON.parse(process.env.BENCH_SYSTEM_ENV) as Record<string, string>) : {}) };

@@ -113,7 +113,7 @@ async function main(failed: string[]): Promise<void> {
   const figures = {
     benchmark: 'system-create-burst',
     machine: machineFacts(loadBefore),
-    scenario: { connections: CONNECTIONS, duration_s: DURATION_S, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', free_starts: poolSize, system_env: env },
+    scenario: { connections: CONNECTIONS, duration_s: DURATION_S, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', free_starts: poolSize, system_env: env, background_cpu_nice: sys.backgroundNice },
     creates_per_s: round(createsPerS, 1),
     p50_ms: round(percentile(burst.latenciesMs, 50)),
     p99_ms: round(p99),

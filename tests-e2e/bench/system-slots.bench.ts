@@ -178,7 +178,7 @@ async function main(failed: string[]): Promise<void> {
     const figures = {
       benchmark: 'system-slots',
       machine: machineFacts(loadBefore),
-      scenario: { dates: BENCH.dates, grid_minutes: BENCH.gridMinutes, busy_events: BENCH.busy, bookings: BENCH.bookings, connections: CONNECTIONS, window_s: WINDOW_S, system_env: env },
+      scenario: { dates: BENCH.dates, grid_minutes: BENCH.gridMinutes, busy_events: BENCH.busy, bookings: BENCH.bookings, connections: CONNECTIONS, window_s: WINDOW_S, system_env: env, background_cpu_nice: sys.backgroundNice },
       slots: expected.length,
       response_bytes: answer.body.length,
       gateway,

@@ -130,7 +130,7 @@ async function main(failed: string[]): Promise<void> {
     const figures = {
       benchmark: NAME,
       machine: machineFacts(loadBefore),
-      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', hosts: HOSTS, system_env: env },
+      scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, warmup_creates: WARMUP_CREATES, event_type: '5 minutes, host available all day (UTC)', hosts: HOSTS, system_env: env, background_cpu_nice: sys.backgroundNice },
       created: createdAt.size,
       non_201: statuses,
       bookings_stored: stored,

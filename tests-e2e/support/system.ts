@@ -7,11 +7,26 @@ import { cleanupAmqpPrefix, createTestDatabase, freePort, startRadicale, TEST_IN
 
 /**
  * The whole system as separate processes on loopback, started exactly as `npm start` starts it
- * (the esbuild bundles from `pnpm build`, one `node` process per service), but with its own
- * database, AMQP prefix, Radicale and free ports, so several runs never see each other.
- * Replicas, SIGKILL and restarts are for the e2e and resilience suites.
+ * (the esbuild bundles from `pnpm build`, one `node` process per service; the background services and
+ * Radicale at a lower CPU priority), but with its own database, AMQP prefix, Radicale and free ports,
+ * so several runs never see each other. Replicas, SIGKILL and restarts are for the e2e and resilience suites.
  */
 export { freePort };
+
+/**
+ * The services `npm start` runs at a lower CPU priority, with the calendar provider: as
+ * BACKGROUND_SERVICES and backgroundCpuNice in scripts/lib/services.mjs (keep the two alike).
+ */
+export const BACKGROUND_SERVICES: readonly ServiceName[] = ['calendar-sync', 'webhook-dispatch'];
+
+/** BACKGROUND_CPU_NICE (0..19; 0 runs everything at normal priority), else 15, as `npm start`. */
+export function backgroundCpuNice(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.BACKGROUND_CPU_NICE;
+  if (raw === undefined || raw === '') return 15;
+  const nice = Number(raw);
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`BACKGROUND_CPU_NICE must be an integer from 0 (normal priority) to 19 (the lowest), got '${raw}'`);
+  return nice;
+}
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -33,10 +48,17 @@ export interface SystemOptions {
   env?: Record<string, string>;
   /** Extra environment per service. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /**
+   * CPU_NICE of the background services and the nice value of Radicale; default backgroundCpuNice()
+   * (15, or BACKGROUND_CPU_NICE), as `npm start`. `env` / `serviceEnv` CPU_NICE still win for the services.
+   */
+  backgroundNice?: number;
 }
 
 export interface System {
   gatewayUrl: string;
+  /** The nice value the background services and Radicale were started with (SystemOptions.backgroundNice). */
+  backgroundNice: number;
   adminToken: string;
   db: TestDatabase;
   radicale: TestRadicale;
@@ -70,8 +92,9 @@ function leftoverQueueNames(): string[] {
 
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   buildOnce();
+  const backgroundNice = opts.backgroundNice ?? backgroundCpuNice();
   const db = await createTestDatabase({ services: [...SERVICE_NAMES] });
-  const radicale = await startRadicale({ users: { demo: 'demo-password' } });
+  const radicale = await startRadicale({ users: { demo: 'demo-password' }, nice: backgroundNice });
   const amqp = testAmqp();
   const adminToken = randomBytes(24).toString('base64url');
   const secrets = {
@@ -109,6 +132,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         // The gateway's public OAuth callback: the redirect URI calendar-sync sends to Google / Microsoft
         // (only used when their OAuth clients are configured, e.g. against the fakes of @sched/testing).
         OAUTH_REDIRECT_URL: `http://127.0.0.1:${ports.gateway}/oauth/callback`,
+        ...(BACKGROUND_SERVICES.includes(service) ? { CPU_NICE: String(backgroundNice) } : {}),
         ...secrets,
         ...urls,
         ...opts.env,
@@ -155,6 +179,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
 
   const system: System = {
     gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
+    backgroundNice,
     adminToken,
     db,
     radicale,

@@ -1,4 +1,6 @@
-import { startSystem, type System } from '../support/system';
+import { spawnSync } from 'node:child_process';
+import { getPriority } from 'node:os';
+import { BACKGROUND_SERVICES, ROOT, startSystem, type System } from '../support/system';
 
 let sys: System;
 
@@ -26,6 +28,23 @@ describe('the whole system as separate processes', () => {
         expect((await fetch(`${p.opsUrl}/metrics`)).status).toBe(200);
       }
     }
+  });
+
+  it('runs the background services and Radicale at the lower CPU priority npm start gives them, the API at the normal one', async () => {
+    // The harness and `npm start` (scripts/lib/services.mjs) name the same services and the same value.
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('./scripts/lib/services.mjs'); console.log(JSON.stringify({ services: m.BACKGROUND_SERVICES, nice: m.backgroundCpuNice(process.env) }))"], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ services: [...BACKGROUND_SERVICES], nice: sys.backgroundNice });
+    expect(BACKGROUND_SERVICES).toEqual(['calendar-sync', 'webhook-dispatch']);
+
+    // Only ever lowered: each process starts at this one's nice value.
+    const own = getPriority();
+    for (const p of sys.processes) {
+      const expected = BACKGROUND_SERVICES.includes(p.service) ? Math.max(sys.backgroundNice, own) : own;
+      expect({ service: p.service, nice: getPriority(p.child.pid!) }).toEqual({ service: p.service, nice: expected });
+      expect(p.lines.find((l) => l.message === `${p.service} listening`)).toMatchObject({ cpu_nice: expected });
+    }
+    expect(getPriority(sys.radicale.pid()!)).toBe(Math.max(sys.backgroundNice, own));
   });
 
   it('lets an operator make a workspace and a key, and that key call /v1 through the gateway', async () => {

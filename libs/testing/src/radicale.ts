@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort, portOpen } from './free-port';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -29,6 +29,8 @@ export interface TestRadicale {
   listObjects(user: string, calendar: string): Promise<string[]>;
   deleteObject(user: string, calendar: string, filename: string): Promise<void>;
   isRunning(): boolean;
+  /** The process id while it runs. */
+  pid(): number | undefined;
   /** Stops the process (SIGTERM), keeping port and data. */
   stop(): Promise<void>;
   /** Starts it again on the same port with the same data. */
@@ -46,10 +48,18 @@ export interface StartRadicaleOptions {
   dataDir?: string;
   /** The port; default a free one. A port already in use is refused with a clear error. */
   port?: number;
+  /**
+   * The CPU nice value to run at (0..19; default 0, this process's priority): `npm start` and the
+   * whole-system harness run the calendar provider at the background services' lower priority. Only ever
+   * lowers the priority, as CPU_NICE does for a service. Kept by stop() and start().
+   */
+  nice?: number;
 }
 
 export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<TestRadicale> {
   const users = { ...(opts.users ?? { alice: 'alice-password' }) };
+  const nice = opts.nice ?? 0;
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`startRadicale: nice must be an integer from 0 to 19, got ${nice}`);
   const keepData = opts.dataDir !== undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sched-radicale-'));
   mkdirSync(dataDir, { recursive: true });
@@ -74,7 +84,10 @@ export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<Te
 
   async function start(): Promise<void> {
     if (child && child.exitCode === null) return;
-    const proc = spawn('radicale', ['--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // `nice -n` adds to the current value, and the whole process (each thread Python starts) inherits it.
+    const increment = Math.max(0, nice - getPriority());
+    const command = ['radicale', '--config', configFile];
+    const proc = increment > 0 ? spawn('nice', ['-n', String(increment), ...command], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
     let stderr = '';
     let spawnError: Error | undefined;
@@ -169,6 +182,7 @@ export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<Te
       if (!res.ok && res.status !== 404) throw new Error(`DELETE ${filename}: ${res.status}`);
     },
     isRunning: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+    pid: () => (child !== undefined && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     stop,
     start: async () => {
       if (closed) throw new Error('this Radicale was closed');
