@@ -4,17 +4,21 @@
  * statement pool plans each once per connection (force_generic_plan), so the generic plan must be the
  * good one on a realistic table.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { and, eq, gt, lt, ne, sql } from 'drizzle-orm';
 import type { Pool, PoolClient } from 'pg';
-import { createDb, createPool, type Db } from '@sched/db';
+import { createDb, createPool, migrateService, type Db } from '@sched/db';
 import { createTestDatabase, type TestDatabase } from '@sched/testing';
 import { rng } from '../bench/fixture';
 import type { BookedInterval } from '../src/domain/booked-interval';
 import type { SlotContext } from '../src/domain/find-slots';
 import type { Interval } from '../src/domain/slot-engine';
 import { loadSlotContext, SLOT_CONTEXT } from '../src/store/event-type.queries';
+import type { NamedStatement } from '../src/store/prepared';
 import { BOOKED_OVERLAPPING, bookedIntervalsOverlapping, UPSERT_BOOKED_INTERVAL, upsertBookedInterval } from '../src/store/projection.queries';
-import { bookedIntervals, calendarConnections, eventTypes, hosts, schedules } from '../src/store/schema';
+import { bookedIntervals, calendarConnections, eventTypes, hosts, LONGEST_BLOCKED_HOURS, schedules } from '../src/store/schema';
 
 let tdb: TestDatabase;
 let db: Db;
@@ -113,6 +117,59 @@ async function drizzleUpsert(row: BookedInterval): Promise<void> {
     });
 }
 
+/** The plan the statement pool's sessions use: the generic one (the pool forces it), with the parameters as $n. */
+async function genericPlanOn(pool: Pool, statement: NamedStatement, values: unknown[]): Promise<string> {
+  const client = await pool.connect();
+  try {
+    expect((await client.query(`SELECT current_setting('plan_cache_mode') AS m`)).rows[0].m).toBe('force_generic_plan');
+    await client.query(`PREPARE explain_${statement.name} AS ${statement.text}`);
+    const { rows } = await client.query(`EXPLAIN (COSTS OFF) EXECUTE explain_${statement.name}(${values.map((v) => `'${String(v)}'`).join(', ')})`);
+    const plans = await client.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`, [`explain_${statement.name}`]);
+    expect(plans.rows).toEqual([{ generic: 1, custom: 0 }]);
+    await client.query(`DEALLOCATE explain_${statement.name}`);
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Shared buffers (pages) the generic plan of the booked-interval read touches for each window [start, start + length)
+ * of the host, by EXPLAIN (ANALYZE, BUFFERS), and how many ranges it found in all.
+ */
+async function pagesPerReadOn(pool: Pool, statement: NamedStatement, ws: string, host: string, starts: number[], length: number): Promise<{ pages: number[]; found: number }> {
+  const client = await pool.connect();
+  try {
+    await client.query(`PREPARE pages_${statement.name} AS ${statement.text}`);
+    const pages: number[] = [];
+    let found = 0;
+    for (const start of starts) {
+      const args = [ws, host, new Date(start).toISOString(), new Date(start + length).toISOString(), ''].map((v) => `'${v}'`).join(', ');
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE pages_${statement.name}(${args})`);
+      const top = rows.map((r) => r['QUERY PLAN'] as string).find((line) => line.trim().startsWith('Buffers:')) ?? '';
+      pages.push(Number(/hit=(\d+)/.exec(top)?.[1] ?? 0) + Number(/read=(\d+)/.exec(top)?.[1] ?? 0));
+      found += (await client.query(`EXECUTE pages_${statement.name}(${args})`)).rows[0].intervals.length;
+    }
+    const plans = await client.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`, [`pages_${statement.name}`]);
+    expect(plans.rows[0].custom).toBe(0);
+    await client.query(`DEALLOCATE pages_${statement.name}`);
+    return { pages, found };
+  } finally {
+    client.release();
+  }
+}
+
+/** The booked-interval read's generic plan: both arms on their index, the window's bounds in the range scan's condition. */
+function expectBookedOverlappingPlan(plan: string): void {
+  expect(plan).toMatch(/Index Scan using booked_intervals_host_from_idx on booked_intervals|Bitmap Index Scan on booked_intervals_host_from_idx/);
+  expect(plan).toContain(
+    "Index Cond: ((workspace_id = $1) AND (host_id = $2) AND (blocked_from > ($3 - '72:00:00'::interval)) AND (blocked_from < $4) AND (blocked_to > $3))",
+  );
+  expect(plan).toMatch(/Index Scan using booked_intervals_host_long_idx on booked_intervals|Bitmap Index Scan on booked_intervals_host_long_idx/);
+  expect(plan).not.toContain('Seq Scan');
+  expect(plan).not.toContain('booked_intervals_pkey');
+}
+
 // ---- Data ----
 
 const WS = ['wsp_prep_a', 'wsp_prep_b'];
@@ -198,6 +255,14 @@ describe('availability_booked_overlapping (bookedIntervals)', () => {
           const status = random() < 0.2 ? 'cancelled' : 'confirmed';
           rows.push([`bkg_bo_${n++}`, ws, host, 'evt_bo', 1, status, new Date(from).toISOString(), new Date(to).toISOString()]);
         }
+        for (let i = 0; i < 30; i++) {
+          // Ranges around and beyond the read's 72-hour bound (LONGEST_BLOCKED_HOURS), starting up to ten days
+          // before the queries' window: found through the bounded scan or through the index of long ranges.
+          const to = T0 + Math.floor(random() * 600) * 5 * MIN;
+          const from = to - (i % 3 === 0 ? 72 * 60 * MIN + (Math.floor(random() * 3) - 1) * 5 * MIN : Math.floor(random() * 2880) * 5 * MIN);
+          const status = random() < 0.2 ? 'cancelled' : 'confirmed';
+          rows.push([`bkg_bo_${n++}`, ws, host, 'evt_bo', 1, status, new Date(from).toISOString(), new Date(to).toISOString()]);
+        }
       }
     }
     for (const r of rows) {
@@ -213,6 +278,7 @@ describe('availability_booked_overlapping (bookedIntervals)', () => {
     const random = rng(12);
     let nonEmpty = 0;
     let excludedOne = 0;
+    let foundLong = 0;
     for (let i = 0; i < 400; i++) {
       const ws = WS[Math.floor(random() * 2)]!;
       const host = random() < 0.95 ? hostsOf[Math.floor(random() * 2)]! : 'hst_bo_unknown';
@@ -235,10 +301,59 @@ describe('availability_booked_overlapping (bookedIntervals)', () => {
       expect({ i, intervals: actual }).toEqual({ i, intervals: expected });
       if (expected.length > 0) nonEmpty++;
       if (exclude && expected.length < all.length) excludedOne++;
+      if (expected.some((r) => r.start <= range.start - LONGEST_BLOCKED_HOURS * 60 * MIN)) foundLong++;
     }
-    // The comparison covered real answers, not only empty ones, and exclusions that removed something.
+    // The comparison covered real answers, not only empty ones, exclusions that removed something, and
+    // ranges found only because they are longer than the bound (they start 72 hours or more before the window).
     expect(nonEmpty).toBeGreaterThan(200);
     expect(excludedOne).toBeGreaterThan(50);
+    expect(foundLong).toBeGreaterThan(50);
+  });
+
+  it('finds exactly the ranges overlapping the window at its edges: touching ranges are out, long ones from well before are in, cancelled ones never', async () => {
+    const ws = WS[0]!;
+    const host = 'hst_bo_edge';
+    const a = Date.parse('2026-07-01T09:00:00.000Z');
+    const b = a + 50 * MIN;
+    const H = 60 * MIN;
+    const L = LONGEST_BLOCKED_HOURS * H;
+    expect(L).toBe(72 * H);
+    const rows: Array<[string, number, number, string?, string?, string?]> = [
+      ['touches_start_at_bound', a - L, a],
+      ['one_ms_past_start_from_bound', a - L, a + 1],
+      ['bound_long_one_ms_later', a - L + 1, a + 1],
+      ['bound_long_ending_inside', a - L + 30 * MIN, a + 30 * MIN],
+      ['ten_days_ending_inside', a - 240 * H, a + 5 * MIN],
+      ['ten_days_cancelled', a - 240 * H - 1, a + 5 * MIN + 1, 'cancelled'],
+      ['ten_days_touching', a - 240 * H, a],
+      ['month_covering', a - 720 * H, b + 720 * H],
+      ['long_starting_inside', a + 10 * MIN, a + 100 * H],
+      ['touches_end', b, b + 30 * MIN],
+      ['one_ms_before_end', b - 1, b + H],
+      ['inside', a + 10 * MIN, a + 20 * MIN],
+      ['inside_cancelled', a + 10 * MIN + 1, a + 20 * MIN - 1, 'cancelled'],
+      ['long_other_host', a - 240 * H, b + H, 'confirmed', 'hst_bo_edge_other'],
+      ['long_other_workspace', a - 240 * H + 1, b + H, 'confirmed', host, WS[1]!],
+    ];
+    // Every range is distinct, so a range read back names its row.
+    expect(new Set(rows.map(([, from, to]) => `${from}-${to}`)).size).toBe(rows.length);
+    for (const [id, from, to, status, rowHost, rowWs] of rows) {
+      await admin.query(
+        `INSERT INTO availability.booked_intervals (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+         VALUES ($1, $2, $3, 'evt_bo', 1, $4, $5, $6, $5, $6)`,
+        [`bkg_edge_${id}`, rowWs ?? ws, rowHost ?? host, status ?? 'confirmed', new Date(from).toISOString(), new Date(to).toISOString()],
+      );
+    }
+    const found = async (exclude?: string) => {
+      const got = await bookedIntervalsOverlapping(statements, ws, host, { start: a, end: b }, exclude);
+      return rows.filter(([, from, to]) => got.some((g) => g.start === from && g.end === to)).map(([id]) => id).sort();
+    };
+    const expected = ['bound_long_ending_inside', 'bound_long_one_ms_later', 'inside', 'long_starting_inside', 'month_covering', 'one_ms_before_end', 'one_ms_past_start_from_bound', 'ten_days_ending_inside'];
+    expect(await found()).toEqual(expected);
+    expect(await bookedIntervalsOverlapping(statements, ws, host, { start: a, end: b })).toHaveLength(expected.length);
+    // The oracle agrees, and an excluded long range is left out like any other.
+    expect((await bookedIntervalsOverlapping(statements, ws, host, { start: a, end: b })).sort(byStart)).toEqual((await drizzleBookedOverlapping(ws, host, { start: a, end: b })).sort(byStart));
+    expect(await found('bkg_edge_month_covering')).toEqual(expected.filter((id) => id !== 'month_covering'));
   });
 
   it('is planned once per connection: every execution reuses the generic plan', async () => {
@@ -322,7 +437,7 @@ describe('availability_upsert_booked_interval (the projection upsert)', () => {
 
 describe('generic plans on a realistic table', () => {
   beforeAll(async () => {
-    // 400 hosts with a schedule, a calendar connection and an Event Type each; one host with 6,000 Bookings (3,000 in the past), 40 others with 200.
+    // 400 hosts with a schedule, a calendar connection and an Event Type each; one host with 6,000 Bookings (3,000 in the past), 200 others with 400 (200 in the past).
     await admin.query(`
       INSERT INTO availability.hosts (id, workspace_id, name, email, timezone)
       SELECT 'hst_gp_' || i, 'wsp_gp', 'Host', 'h@example.com', 'Europe/Berlin' FROM generate_series(0, 399) i`);
@@ -340,32 +455,27 @@ describe('generic plans on a realistic table', () => {
       INSERT INTO availability.booked_intervals (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
       SELECT 'bkg_gp_' || h || '_' || i, 'wsp_gp', 'hst_gp_' || h, 'evt_gp_' || h, 1, CASE WHEN i % 10 = 0 THEN 'cancelled' ELSE 'confirmed' END,
              t, t + interval '30 minutes', t - interval '10 minutes', t + interval '40 minutes'
-      FROM generate_series(0, 40) h, generate_series(CASE WHEN h = 0 THEN -3000 ELSE -100 END, CASE WHEN h = 0 THEN 2999 ELSE 99 END) i,
+      FROM generate_series(0, 200) h, generate_series(CASE WHEN h = 0 THEN -3000 ELSE -200 END, CASE WHEN h = 0 THEN 2999 ELSE 199 END) i,
            LATERAL (SELECT timestamptz '2026-06-01' + i * interval '57 minutes' AS t) x`);
     await admin.query('ANALYZE availability.hosts, availability.schedules, availability.event_types, availability.booked_intervals, availability.calendar_connections');
   });
 
-  /** The plan the statement pool's sessions use: the generic one (the pool forces it), with the parameters as $n. */
-  async function genericPlan(statement: { name: string; text: string }, values: unknown[]): Promise<string> {
-    const client = await statements.connect();
-    try {
-      expect((await client.query(`SELECT current_setting('plan_cache_mode') AS m`)).rows[0].m).toBe('force_generic_plan');
-      await client.query(`PREPARE explain_${statement.name} AS ${statement.text}`);
-      const { rows } = await client.query(`EXPLAIN (COSTS OFF) EXECUTE explain_${statement.name}(${values.map((v) => `'${String(v)}'`).join(', ')})`);
-      const plans = await client.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`, [`explain_${statement.name}`]);
-      expect(plans.rows).toEqual([{ generic: 1, custom: 0 }]);
-      await client.query(`DEALLOCATE explain_${statement.name}`);
-      return rows.map((r) => r['QUERY PLAN']).join('\n');
-    } finally {
-      client.release();
-    }
-  }
+  const genericPlan = (statement: NamedStatement, values: unknown[]) => genericPlanOn(statements, statement, values);
+  const pagesPerRead = (statement: NamedStatement, ws: string, host: string, starts: number[], length: number) => pagesPerReadOn(statements, statement, ws, host, starts, length);
 
-  it('booked intervals: an index scan of booked_intervals_host_idx on workspace, host and blocked_to (never a sequential scan)', async () => {
-    const plan = await genericPlan(BOOKED_OVERLAPPING, ['wsp_gp', 'hst_gp_0', '2026-06-10T09:00:00Z', '2026-06-10T10:00:00Z', '']);
-    expect(plan).toMatch(/Index Scan using booked_intervals_host_idx on booked_intervals|Bitmap Index Scan on booked_intervals_host_idx/);
-    expect(plan).toMatch(/Index Cond: \(\(workspace_id = \$1\) AND \(host_id = \$2\) AND \(blocked_to > \$3\)\)/);
-    expect(plan).not.toContain('Seq Scan');
+  it('booked intervals: a range scan of booked_intervals_host_from_idx from 72 hours before the window, and the index of long ranges (never a sequential scan)', async () => {
+    expectBookedOverlappingPlan(await genericPlan(BOOKED_OVERLAPPING, ['wsp_gp', 'hst_gp_0', '2026-06-10T09:00:00Z', '2026-06-10T10:00:00Z', '']));
+  });
+
+  it('booked intervals: reading a slot check of the host with 3,000 future Bookings touches as few pages as for a host with 200', async () => {
+    // hst_gp_0 has a Booking every 57 minutes until the end of August, hst_gp_1 until 2026-06-08.
+    const windows = Array.from({ length: 24 }, (_, i) => Date.parse('2026-06-01T09:00:00Z') + i * 3.7 * 86_400_000);
+    const busy = await pagesPerRead(BOOKED_OVERLAPPING, 'wsp_gp', 'hst_gp_0', windows, 50 * MIN);
+    const sparse = await pagesPerRead(BOOKED_OVERLAPPING, 'wsp_gp', 'hst_gp_1', windows, 50 * MIN);
+    expect(busy.found).toBeGreaterThan(20);
+    // Root-to-leaf in each index, a leaf or two of the last 72 hours, the heap pages of the rows found.
+    expect(Math.max(...busy.pages)).toBeLessThanOrEqual(12);
+    expect(Math.max(...busy.pages)).toBeLessThanOrEqual(Math.max(...sparse.pages) + 4);
   });
 
   it('slot context: primary-key lookups only', async () => {
@@ -378,5 +488,86 @@ describe('generic plans on a realistic table', () => {
     const plan = await genericPlan(UPSERT_BOOKED_INTERVAL, ['bkg_gp_x', 'wsp_gp', 'hst_gp_1', 'evt_gp_1', 1, 'confirmed', '2026-06-01T00:00:00Z', '2026-06-01T00:30:00Z', '2026-06-01T00:00:00Z', '2026-06-01T00:30:00Z']);
     expect(plan).toContain('Conflict Arbiter Indexes: booked_intervals_pkey');
     expect(plan).not.toContain('Seq Scan');
+  });
+});
+
+describe('the booked-interval read on a table of one host with 3,000 future Bookings (a database of its own)', () => {
+  let one: TestDatabase;
+  let onePool: Pool;
+
+  beforeAll(async () => {
+    one = await createTestDatabase({ services: ['availability'] });
+    onePool = createPool(one.urlFor('availability'), { max: 1, genericPlans: true, applicationName: 'test-statements-one', logger: { error: () => undefined } });
+    await one.adminPool.query(`
+      INSERT INTO availability.booked_intervals (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+      SELECT 'bkg_one_' || i, 'wsp_one', 'hst_one', 'evt_one', 1, CASE WHEN i % 10 = 0 THEN 'cancelled' ELSE 'confirmed' END,
+             t, t + interval '30 minutes', t - interval '10 minutes', t + interval '40 minutes'
+      FROM generate_series(-3000, 2999) i, LATERAL (SELECT timestamptz '2026-06-01' + i * interval '57 minutes' AS t) x`);
+    await one.adminPool.query('ANALYZE availability.booked_intervals');
+  });
+
+  afterAll(async () => {
+    await onePool?.end();
+    await one?.drop();
+  });
+
+  it('has the same generic plan, and a slot check reads a handful of pages wherever its window is', async () => {
+    expectBookedOverlappingPlan(await genericPlanOn(onePool, BOOKED_OVERLAPPING, ['wsp_one', 'hst_one', '2026-06-10T09:00:00Z', '2026-06-10T10:00:00Z', '']));
+    const windows = Array.from({ length: 24 }, (_, i) => Date.parse('2026-06-01T09:00:00Z') + i * 3.7 * 86_400_000);
+    const { pages, found } = await pagesPerReadOn(onePool, BOOKED_OVERLAPPING, 'wsp_one', 'hst_one', windows, 50 * MIN);
+    expect(found).toBeGreaterThan(20);
+    expect(Math.max(...pages)).toBeLessThanOrEqual(12);
+  });
+});
+
+describe('migration 0004 (booked_intervals_range_scan)', () => {
+  const indexesOf = async (pool: Pool) =>
+    (await pool.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE schemaname = 'availability' AND tablename = 'booked_intervals' ORDER BY indexname`)).rows.map((r) => r.indexdef);
+  const expectedIndexes = [
+    'CREATE INDEX booked_intervals_host_from_idx ON availability.booked_intervals USING btree (workspace_id, host_id, blocked_from, blocked_to) WHERE (status = \'confirmed\'::text)',
+    "CREATE INDEX booked_intervals_host_long_idx ON availability.booked_intervals USING btree (workspace_id, host_id, blocked_to) WHERE ((status = 'confirmed'::text) AND ((blocked_to - blocked_from) > '72:00:00'::interval))",
+    'CREATE UNIQUE INDEX booked_intervals_pkey ON availability.booked_intervals USING btree (booking_id)',
+  ];
+
+  it('leaves exactly the read’s two indexes and the primary key on a fresh schema', async () => {
+    expect(await indexesOf(admin)).toEqual(expectedIndexes);
+  });
+
+  it('applies over a schema at 0003 that holds Bookings, and the read answers as before it', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'availability-0003-'));
+    const source = path.resolve(__dirname, '../migrations');
+    cpSync(source, folder, { recursive: true });
+    const journal = JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+    const upTo = journal.entries.findIndex((e) => e.tag === '0004_booked_intervals_range_scan');
+    expect(upTo).toBe(4);
+    writeFileSync(path.join(folder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
+    const old = await createTestDatabase({ services: ['availability'], migrationsFolders: { availability: folder } });
+    try {
+      expect(await indexesOf(old.adminPool)).toContain("CREATE INDEX booked_intervals_host_idx ON availability.booked_intervals USING btree (workspace_id, host_id, blocked_to) WHERE (status = 'confirmed'::text)");
+      await old.adminPool.query(`
+        INSERT INTO availability.booked_intervals (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+        SELECT 'bkg_mig_' || i, 'wsp_mig', 'hst_mig', 'evt_mig', 1, CASE WHEN i % 7 = 0 THEN 'cancelled' ELSE 'confirmed' END,
+               t, t + interval '30 minutes', t - interval '10 minutes', t + (i % 5) * interval '40 hours'
+        FROM generate_series(0, 299) i, LATERAL (SELECT timestamptz '2026-06-01' + i * interval '97 minutes' AS t) x`);
+      const range = { start: Date.parse('2026-06-10T00:00:00Z'), end: Date.parse('2026-06-11T00:00:00Z') };
+      const read = async () => {
+        const pool = createPool(old.urlFor('availability'), { max: 1, genericPlans: true, applicationName: 'test-migration', logger: { error: () => undefined } });
+        try {
+          return (await bookedIntervalsOverlapping(pool, 'wsp_mig', 'hst_mig', range)).sort(byStart);
+        } finally {
+          await pool.end();
+        }
+      };
+      const before = await read();
+      // Ranges up to 160 hours long: some are found only through the index of long ranges after the migration.
+      expect(before.some((r) => r.start <= range.start - LONGEST_BLOCKED_HOURS * 60 * MIN)).toBe(true);
+      const result = await migrateService({ adminUrl: old.adminUrl, service: 'availability', migrationsFolder: source });
+      expect(result.applied).toBe(1);
+      expect(await indexesOf(old.adminPool)).toEqual(expectedIndexes);
+      expect(await read()).toEqual(before);
+    } finally {
+      await old.drop();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

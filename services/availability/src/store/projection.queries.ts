@@ -4,7 +4,7 @@ import { runNamed, type NamedStatement, type StatementPool } from './prepared';
 import type { BookedInterval } from '../domain/booked-interval';
 import type { CalendarConnectionStatus } from '../domain/event-type';
 import type { Interval } from '../domain/slot-engine';
-import { calendarConnections } from './schema';
+import { calendarConnections, LONGEST_BLOCKED_HOURS } from './schema';
 
 /**
  * Keeps the highest version of each Booking: a redelivered or late, older event changes nothing.
@@ -46,20 +46,37 @@ export async function upsertBookedInterval(pool: StatementPool, row: BookedInter
  * back as one JSON array of epoch-ms pairs (Postgres builds it, JSON.parse reads it) rather than as
  * 1,000 rows of two parsed timestamps.
  *
- * `status = 'confirmed'` is written in the text, not passed as a value: it is the predicate of the
- * partial index booked_intervals_host_idx, and only a literal lets the generic plan use that index
- * (with the status as a parameter the generic plan was a sequential scan, so Postgres re-planned the
- * statement at every execution).
+ * A range overlaps [$3, $4) when `blocked_to > $3 AND blocked_from < $4`. Read as that, the only index
+ * bound is one of the two, so the scan walked every future Booking of the host (the btree led with
+ * blocked_to). Instead the rows are split by where they start, with L = LONGEST_BLOCKED_HOURS (72):
+ * - `blocked_from > $3 − L`: a range scan of booked_intervals_host_from_idx over blocked_from in
+ *   ($3 − L, $4), which tests `blocked_to > $3` on the index entries (blocked_to is a key column);
+ *   it reads at most L hours of the host's Bookings before the window, whatever their number.
+ * - `blocked_from <= $3 − L`: such a range reaches past $3 only if it is longer than L, so only the
+ *   partial index booked_intervals_host_long_idx (ranges longer than L; none within the contract's
+ *   limits) is read. Its predicate is written here exactly as in the index, so the plan can use it.
+ * The two arms are disjoint and together are exactly the overlap condition, whatever the lengths.
+ *
+ * `status = 'confirmed'` is written in the text, not passed as a value: it is the predicate of both
+ * partial indexes, and only a literal lets the generic plan use them (with the status as a parameter
+ * the generic plan was a sequential scan, so Postgres re-planned the statement at every execution).
  */
+const LONG = `interval '${LONGEST_BLOCKED_HOURS} hours'`;
 export const BOOKED_OVERLAPPING = {
   name: 'availability_booked_overlapping',
   text: `
     SELECT coalesce(json_agg(json_build_array(
              floor(extract(epoch FROM blocked_from) * 1000)::bigint,
              floor(extract(epoch FROM blocked_to) * 1000)::bigint)), '[]'::json) AS intervals
-    FROM availability.booked_intervals
-    WHERE workspace_id = $1 AND host_id = $2 AND status = 'confirmed'
-      AND blocked_to > $3 AND blocked_from < $4 AND booking_id <> $5`,
+    FROM (
+      SELECT blocked_from, blocked_to FROM availability.booked_intervals
+      WHERE workspace_id = $1 AND host_id = $2 AND status = 'confirmed'
+        AND blocked_from > $3::timestamptz - ${LONG} AND blocked_from < $4 AND blocked_to > $3 AND booking_id <> $5
+      UNION ALL
+      SELECT blocked_from, blocked_to FROM availability.booked_intervals
+      WHERE workspace_id = $1 AND host_id = $2 AND status = 'confirmed' AND blocked_to - blocked_from > ${LONG}
+        AND blocked_from <= $3::timestamptz - ${LONG} AND blocked_from < $4 AND blocked_to > $3 AND booking_id <> $5
+    ) overlapping`,
 } as const satisfies NamedStatement;
 
 /** Blocked ranges of the host's confirmed Bookings overlapping `range`, as epoch ms. */

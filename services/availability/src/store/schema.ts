@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import type { ScheduleOverride, WeeklySchedule } from '@sched/contracts';
+import { EVENT_TYPE_LIMITS, type ScheduleOverride, type WeeklySchedule } from '@sched/contracts';
 import { inboxTable } from '@sched/messaging';
 
 /** Everything this service stores lives in its own schema, readable only by its own login role. */
@@ -85,6 +85,15 @@ export const calendarConnections = availability.table('calendar_connections', {
 });
 
 /**
+ * The longest blocked range the contract lets a Booking have, in hours: duration (at most 1,440 minutes)
+ * plus both buffers (at most 1,440 minutes each), EVENT_TYPE_LIMITS, so 72. The booked-interval read
+ * scans blocked_from from this far before its window; a longer range (an older contract, a hand-written
+ * row) is still found, through booked_intervals_host_long_idx, which holds only those. Changing it
+ * changes that index's predicate: generate a migration (`pnpm db:generate availability <name>`).
+ */
+export const LONGEST_BLOCKED_HOURS = (EVENT_TYPE_LIMITS.durationMax + 2 * EVENT_TYPE_LIMITS.bufferMax) / 60;
+
+/**
  * Projection of booking.created / rescheduled / cancelled: the blocked range of every Booking at its
  * highest version seen. Cancelled Bookings stay as tombstones (status `cancelled`) so that a late,
  * older event cannot bring them back.
@@ -104,6 +113,14 @@ export const bookedIntervals = availability.table(
     blockedTo: instant('blocked_to').notNull(),
     updatedAt: instant('updated_at').notNull().defaultNow(),
   },
-  // Queries ask for `blocked_to > from AND blocked_from < to`; leading with blocked_to skips the past.
-  (t) => [index('booked_intervals_host_idx').on(t.workspaceId, t.hostId, t.blockedTo).where(sql`status = 'confirmed'`)],
+  // The overlap read (store/projection.queries.ts, BOOKED_OVERLAPPING) is a range scan over blocked_from:
+  // a range overlapping [from, to) starts in (from − LONGEST_BLOCKED_HOURS, to) unless it is longer than
+  // that, and the few longer ones (none within the contract's limits) are in the second, partial index.
+  // blocked_to is a key column of the first so the scan tests `blocked_to > from` on index entries, not rows.
+  (t) => [
+    index('booked_intervals_host_from_idx').on(t.workspaceId, t.hostId, t.blockedFrom, t.blockedTo).where(sql`status = 'confirmed'`),
+    index('booked_intervals_host_long_idx')
+      .on(t.workspaceId, t.hostId, t.blockedTo)
+      .where(sql.raw(`status = 'confirmed' AND blocked_to - blocked_from > interval '${LONGEST_BLOCKED_HOURS} hours'`)),
+  ],
 );
