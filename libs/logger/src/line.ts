@@ -1,4 +1,4 @@
-import { isSecretKey, REDACTED, redact, redactString } from './redact';
+import { isSecretKey, REDACTED, redact, redactString, SECRET_HINTS } from './redact';
 
 /**
  * The JSON text of one log line, built in one walk over its fields: what `redact()` of the line's
@@ -43,12 +43,22 @@ function field(key: Key, v: unknown, depth: number): string | undefined {
   return key.secret && v !== null && v !== undefined && typeof v !== 'boolean' ? REDACTED_TEXT : text(v, depth);
 }
 
+/**
+ * A string that needs neither escaping in JSON nor a look for secrets (the prefilter of redactString)
+ * is written as it is, between quotes: most logged strings (ids, routes, names).
+ */
+const NEEDS_WORK = new RegExp(`["\\\\\\u0000-\\u001f\\ud800-\\udfff]|${SECRET_HINTS}`, 'i');
+
+function stringText(s: string): string {
+  return NEEDS_WORK.test(s) ? JSON.stringify(redactString(s)) : `"${s}"`;
+}
+
 /** JSON text of redact(value, depth); undefined where JSON leaves a value out (undefined, functions, symbols). */
 function text(value: unknown, depth: number): string | undefined {
   if (depth > MAX_DEPTH) return TRUNCATED;
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(redactString(value));
+      return stringText(value);
     case 'number':
       return Number.isFinite(value) ? String(value) : 'null';
     case 'boolean':
@@ -68,7 +78,7 @@ function text(value: unknown, depth: number): string | undefined {
 
 function objectText(obj: Record<string, unknown>, depth: number): string {
   const names = Object.keys(obj);
-  if (names.length > 1) names.sort();
+  sortNames(names);
   let out = '';
   for (const k of names) {
     const key = keyOf(k);
@@ -110,6 +120,26 @@ function errorText(err: Error, depth: number): string {
 const { propertyIsEnumerable } = Object.prototype;
 
 /**
+ * Sorts names as Array.prototype.sort() does (by UTF-16 code units): an insertion sort, as
+ * safe-stable-stringify sorts keys, about twice as fast as sort() for the dozen names of a line.
+ */
+function sortNames(names: string[]): void {
+  if (names.length > 64) {
+    names.sort();
+    return;
+  }
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
+    let at = i;
+    while (at > 0 && names[at - 1]! > name) {
+      names[at] = names[at - 1]!;
+      at--;
+    }
+    names[at] = name;
+  }
+}
+
+/**
  * The line of `info` (winston's info object: the call's message and fields, level, service, timestamp)
  * in the context `ctx` (only its string keys; the call's fields win). `general` serialises an object
  * as winston's json format does, for the lines this walk leaves to it.
@@ -117,7 +147,7 @@ const { propertyIsEnumerable } = Object.prototype;
 export function lineText(info: Record<string, unknown>, ctx: object, general: (fields: Record<string, unknown>) => string): string {
   const names = Object.keys(info);
   for (const k of Object.keys(ctx)) if (!propertyIsEnumerable.call(info, k)) names.push(k);
-  names.sort();
+  sortNames(names);
   try {
     let out = '';
     for (const k of names) {

@@ -68,6 +68,8 @@ const PIECES = [
   'plain',
   'dlv_01JD5Y7Q8H2M4N6PQRSTVWXYZ1',
   'quote " and \\ backslash',
+  'say "hi"',
+  'back\\slash',
   'line\nbreak\ttab\u0001ctl\u007f',
   'unicode é ✓ 😀',
   'lone \ud800 surrogate',
