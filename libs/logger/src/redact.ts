@@ -10,12 +10,26 @@ const SECRET_VALUES: Array<[RegExp, string]> = [
   [/(\/book\/i\/)[A-Za-z0-9_-]{8,}/g, '$1[REDACTED]'],
 ];
 
+/**
+ * Text every pattern above needs (each matches only where one of these is, case aside): a string
+ * without any cannot change, and most logged strings (ids, routes, queue names) have none, so
+ * they cost one scan instead of five.
+ */
+export const SECRET_HINTS = 'sk_|whsec_|bearer|:\\/\\/|\\/book\\/i\\/';
+const MAY_HOLD_SECRET = new RegExp(SECRET_HINTS, 'i');
+
 export const REDACTED = '[REDACTED]';
 
 export function redactString(s: string): string {
+  if (!MAY_HOLD_SECRET.test(s)) return s;
   let out = s;
   for (const [re, rep] of SECRET_VALUES) out = out.replace(re, rep);
   return out;
+}
+
+/** Whether a field of this name is a secret whatever it holds (its value is written as [REDACTED]). */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
 }
 
 /** Deep copy of a log payload with secret keys masked and secret-looking substrings scrubbed. */
@@ -38,7 +52,7 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_KEY.test(k) && v !== null && v !== undefined && typeof v !== 'boolean' ? REDACTED : redact(v, depth + 1);
+    out[k] = isSecretKey(k) && v !== null && v !== undefined && typeof v !== 'boolean' ? REDACTED : redact(v, depth + 1);
   }
   return out;
 }
