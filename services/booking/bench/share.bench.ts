@@ -16,7 +16,8 @@
  * 2. Calendar results: a calendar.synced for each of those Bookings (as calendar-sync sends it), at
  *    BENCH_RESULT_RATE per second; the window ends when every calendar.created is published.
  * Per create and per result: booking's CPU (user + system, /proc), its read and write system calls, its
- * voluntary context switches, log lines; Postgres commits and the CPU of this database's backends.
+ * voluntary context switches, log lines; Postgres commits and the CPU of this database's backends; for the
+ * results, the share of Booking updates Postgres made HOT (heap-only: on the row's own page, no index entries).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -182,6 +183,10 @@ async function main(): Promise<void> {
     await outboxDrained(db, 'booking.created', warm.ok + burst.ok);
     const b = await snapshot(proc, db, () => lineCount);
     const { rows: batchRows } = await db.adminPool.query<{ n: number; tx: number }>('SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS tx FROM booking.bookings');
+    // The relay marks the rows of one round in one transaction: events per round are rows per marking transaction.
+    const { rows: roundRows } = await db.adminPool.query<{ n: number; tx: number }>(
+      "SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS tx FROM booking.outbox WHERE type = 'booking.created'",
+    );
     const creates = {
       per_s: Math.round((burst.ok / burst.durationS) * 10) / 10,
       p50_ms: Math.round(percentile(burst.latenciesMs, 50)),
@@ -189,6 +194,7 @@ async function main(): Promise<void> {
       other_statuses: burst.otherStatuses,
       errors: burst.errors,
       mean_create_batch: Math.round((batchRows[0]!.n / batchRows[0]!.tx) * 10) / 10,
+      mean_relay_round: Math.round((roundRows[0]!.n / roundRows[0]!.tx) * 10) / 10,
       slot_check_calls_per_create: Math.round(((stub.requests.length - callsBefore) / burst.ok) * 100) / 100,
       ...perUnit(a, b, burst.ok),
       window_us: [createsFrom, monotonicUs()],
@@ -218,7 +224,15 @@ async function main(): Promise<void> {
     await ch.waitForConfirms();
     await outboxDrained(db, 'calendar.created', booked.length);
     const d = await snapshot(proc, db, () => lineCount);
-    const results = { ...perUnit(c, d, booked.length), window_us: [resultsFrom, monotonicUs()] };
+    // Updates of Bookings that stayed on their page (HOT): no new index entries, the exclusion constraint not checked again.
+    const { rows: upd } = await db.adminPool.query<{ upd: string; hot: string }>(
+      "SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = 'booking' AND relname = 'bookings'",
+    );
+    const results = {
+      ...perUnit(c, d, booked.length),
+      booking_updates_hot_share: Math.round((Number(upd[0]!.hot) / Math.max(1, Number(upd[0]!.upd))) * 100) / 100,
+      window_us: [resultsFrom, monotonicUs()],
+    };
     log(JSON.stringify(results));
     process.stdout.write(`${JSON.stringify({ name: 'booking-share', clients: CLIENTS, duration_s: DURATION_S, slot_delay_ms: SLOT_DELAY_MS, result_rate: RESULT_RATE, creates, results })}\n`);
   } finally {
