@@ -86,9 +86,19 @@ export function withRequestId(body: unknown, requestId: string): unknown {
   return { ...(body as Record<string, unknown>), meta: { ...(meta as Record<string, unknown>), request_id: requestId } };
 }
 
+/**
+ * `schema.table` of a key table, worked out once per table: drizzle's getTableConfig builds the table's
+ * whole description (columns, indexes) on every call, and idempotencyRowIdentity runs per request.
+ */
+const qualifiedNames = new WeakMap<IdempotencyTable, string>();
 function qualifiedName(table: IdempotencyTable): string {
-  const cfg = getTableConfig(table);
-  return `${cfg.schema ?? 'public'}.${cfg.name}`;
+  let name = qualifiedNames.get(table);
+  if (name === undefined) {
+    const cfg = getTableConfig(table);
+    name = `${cfg.schema ?? 'public'}.${cfg.name}`;
+    qualifiedNames.set(table, name);
+  }
+  return name;
 }
 
 /** A protocol function (protocol-sql.ts) in the schema of the table. */

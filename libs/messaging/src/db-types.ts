@@ -1,4 +1,5 @@
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { getTableConfig, type PgDatabase, type PgQueryResultHKT, type PgTable } from 'drizzle-orm/pg-core';
+import { quoteIdent } from '@sched/db';
 
 /**
  * Any drizzle Postgres database or transaction, whatever its driver and relational schema
@@ -10,3 +11,15 @@ export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any, any>;
 
 /** The transaction type `db.transaction(async (tx) => ...)` hands out for a given db. */
 export type TxOf<TDb extends AnyPgDatabase> = Parameters<Parameters<TDb['transaction']>[0]>[0];
+
+/** Rows of a raw `execute`: node-postgres returns a QueryResult, postgres-js an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+/** `"schema"."table"`, quoted, for SQL written as text. */
+export function qualifiedTableName(table: PgTable): string {
+  const cfg = getTableConfig(table);
+  return `${quoteIdent(cfg.schema ?? 'public')}.${quoteIdent(cfg.name)}`;
+}

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { pgErrorCode, quoteIdent, startNotificationListener } from '@sched/db';
+import { pgErrorCode, startNotificationListener } from '@sched/db';
 import type { Broker, MessagingLogger } from './broker';
+import { qualifiedTableName } from './db-types';
 import type { EventEnvelope } from './envelope';
 import { describeError } from './message-headers';
 import { outboxChannel, outboxSchemaName, parseOutboxNotifyPayload, type OutboxTable } from './outbox-table';
@@ -83,8 +83,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const maxBackoffMs = opts.maxBackoffMs ?? 30_000;
 
   const maxRounds = Math.max(1, opts.maxRoundsInFlight ?? 3);
-  const cfg = getTableConfig(t);
-  const tableName = `${quoteIdent(cfg.schema ?? 'public')}.${quoteIdent(cfg.name)}`;
+  const tableName = qualifiedTableName(t);
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`outbox relay: batchSize must be a positive integer, got ${batchSize}`);
   const claimIds = prepared('(text[])', `SELECT id, payload FROM ${tableName} WHERE id = ANY($1) AND published_at IS NULL ORDER BY created_at FOR UPDATE SKIP LOCKED`);
   const claimScan = prepared('', `SELECT id, payload FROM ${tableName} WHERE published_at IS NULL ORDER BY created_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`);

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, index, integer, jsonb, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
 import type { RetentionRule } from '@sched/db';
-import type { AnyPgDatabase } from './db-types';
+import { qualifiedTableName, type AnyPgDatabase } from './db-types';
 import { assertEnvelope, type EventEnvelope } from './envelope';
 
 /**
@@ -81,14 +81,29 @@ export function parseOutboxNotifyPayload(payload: string): string[] | undefined 
 }
 
 /**
+ * An outbox table's quoted name and NOTIFY channel, worked out once per table: getTableConfig describes the
+ * whole table on each call, and an event is enqueued per change.
+ */
+const names = new WeakMap<OutboxTable, { table: SQL; channel: string }>();
+function namesOf(table: OutboxTable): { table: SQL; channel: string } {
+  let n = names.get(table);
+  if (n === undefined) {
+    n = { table: sql.raw(qualifiedTableName(table)), channel: outboxChannel(outboxSchemaName(table)) };
+    names.set(table, n);
+  }
+  return n;
+}
+
+/**
  * The outbox INSERT of one event, with the relay's NOTIFY riding on it (delivered only when the
  * caller commits), naming the event's id. For a caller that folds it into a larger statement as a
  * data-modifying WITH; enqueueEvent runs it on its own.
  */
 export function enqueueEventSql(table: OutboxTable, envelope: EventEnvelope): SQL {
   assertEnvelope(envelope);
-  const notify = sql`pg_notify(${outboxChannel(outboxSchemaName(table))}, ${outboxNotifyPayload([envelope.id])})`;
-  return sql`INSERT INTO ${table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`;
+  const n = namesOf(table);
+  const notify = sql`pg_notify(${n.channel}, ${outboxNotifyPayload([envelope.id])})`;
+  return sql`INSERT INTO ${n.table} (id, type, workspace_id, payload) SELECT ${envelope.id}, ${envelope.type}, ${envelope.workspace_id}, ${JSON.stringify(envelope)}::jsonb FROM (SELECT ${notify}) AS n`;
 }
 
 /**

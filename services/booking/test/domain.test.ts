@@ -1,10 +1,10 @@
 import { bookingSchema, DomainError } from '@sched/contracts';
-import { decideCalendarChange } from '../src/domain/apply-calendar-result';
+import { applyCalendarResult, decideCalendarChange } from '../src/domain/apply-calendar-result';
 import type { BookingRecord } from '../src/domain/booking';
 import { toBookingResource } from '../src/domain/booking';
 import { cancelBooking, rescheduleBooking } from '../src/domain/change-booking';
 import { createBooking, type CreateBookingCommand } from '../src/domain/create-booking';
-import type { BookingCreates, BookingUnitOfWork, CreateWrite, CreateWritten, SlotChecker } from '../src/domain/ports';
+import type { BookingAnnouncement, BookingCreates, BookingUnitOfWork, CalendarResultUnitOfWork, CreateWrite, CreateWritten, SlotChecker } from '../src/domain/ports';
 import { slotRefusal } from '../src/domain/slot-refusal';
 
 const NOW = new Date('2031-01-01T12:00:00.000Z');
@@ -74,6 +74,52 @@ describe('decideCalendarChange', () => {
     const f = { kind: 'failed' as const, bookingId: 'bkg_x', bookingVersion: 1, errorCode: 'rejected' as const };
     expect(decideCalendarChange(record(), f, NOW)).toEqual({ apply: true, changes: { calendarStatus: 'failed', calendarErrorCode: 'rejected' }, publish: 'calendar.failed' });
     expect(decideCalendarChange(record({ calendarStatus: 'failed', calendarErrorCode: 'rejected' }), f, NOW)).toEqual({ apply: false, reason: 'unchanged' });
+  });
+});
+
+describe('applyCalendarResult (one locking read, then the calendar fields and their event in one write)', () => {
+  /** A unit of work over one locked row that records its writes. */
+  const uowOver = (row: BookingRecord | null) => {
+    const writes: Array<{ after: BookingRecord; announcement?: BookingAnnouncement }> = [];
+    const uow: CalendarResultUnitOfWork = {
+      findForUpdate: async () => row,
+      writeCalendar: async (after, announcement) => void writes.push(announcement ? { after, announcement } : { after }),
+    };
+    return { uow, writes };
+  };
+  const synced = { kind: 'synced' as const, bookingId: 'bkg_AAAAAAAAAAAAAAAAAAAAAA', bookingVersion: 1, joinUrl: 'https://m/x' };
+
+  it('first write of a confirmed Booking: the row with the calendar changes, announced as calendar.created of that Booking', async () => {
+    const current = record();
+    const { uow, writes } = uowOver(current);
+    expect(await applyCalendarResult({ uow, now: NOW }, current.workspaceId, synced)).toMatchObject({ apply: true, publish: 'calendar.created' });
+    const after = { ...current, calendarStatus: 'synced' as const, calendarErrorCode: null, joinUrl: 'https://m/x', calendarWrittenAt: NOW };
+    expect(writes).toEqual([{ after, announcement: { type: 'calendar.created', booking: after, occurredAt: NOW } }]);
+    // Nothing but the calendar fields differs from the locked row.
+    expect(toBookingResource(writes[0]!.after)).toEqual({ ...toBookingResource(current), meeting: { type: 'video', join_url: 'https://m/x' }, calendar: { status: 'synced', error_code: null } });
+  });
+
+  it('a failure: calendar.failed with the Booking after it and its code; a later sync of a written Booking: the change, no event', async () => {
+    const failing = uowOver(record());
+    await applyCalendarResult({ uow: failing.uow, now: NOW }, 'w', { kind: 'failed', bookingId: 'b', bookingVersion: 1, errorCode: 'rejected' });
+    const failedAfter = { ...record(), calendarStatus: 'failed' as const, calendarErrorCode: 'rejected' as const };
+    expect(failing.writes).toEqual([{ after: failedAfter, announcement: { type: 'calendar.failed', booking: failedAfter, errorCode: 'rejected', occurredAt: NOW } }]);
+
+    const written = uowOver(record({ calendarWrittenAt: NOW, calendarStatus: 'pending', version: 2 }));
+    await applyCalendarResult({ uow: written.uow, now: NOW }, 'w', { ...synced, bookingVersion: 2 });
+    expect(written.writes).toEqual([{ after: record({ calendarWrittenAt: NOW, calendarStatus: 'synced', joinUrl: 'https://m/x', version: 2 }) }]);
+  });
+
+  it('writes nothing for a stale, unchanged or unknown Booking', async () => {
+    for (const [row, result] of [
+      [record({ version: 2 }), synced],
+      [record({ calendarWrittenAt: NOW, calendarStatus: 'synced', joinUrl: 'https://m/x' }), synced],
+      [null, synced],
+    ] as const) {
+      const { uow, writes } = uowOver(row);
+      expect((await applyCalendarResult({ uow, now: NOW }, 'w', result)).apply).toBe(false);
+      expect(writes).toEqual([]);
+    }
   });
 });
 

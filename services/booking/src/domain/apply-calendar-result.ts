@@ -1,6 +1,6 @@
 import type { CalendarErrorCode } from '@sched/contracts';
 import type { BookingRecord } from './booking';
-import type { BookingChanges, BookingUnitOfWork } from './ports';
+import type { BookingAnnouncement, BookingChanges, CalendarResultUnitOfWork } from './ports';
 
 /** What calendar-sync reports about one Booking version (internal events calendar.synced / sync_failed). */
 export type CalendarResult =
@@ -38,9 +38,13 @@ export function decideCalendarChange(booking: BookingRecord, result: CalendarRes
   };
 }
 
-/** Applies a calendar result to its Booking and publishes calendar.created / calendar.failed with the Booking after it. */
+/**
+ * Applies a calendar result to its Booking and publishes calendar.created / calendar.failed with the Booking
+ * after it. The Booking after the change is the locked row with the decided changes (a calendar result touches
+ * only calendar fields), written with its announcement in one statement.
+ */
 export async function applyCalendarResult(
-  deps: { uow: BookingUnitOfWork; now: Date },
+  deps: { uow: CalendarResultUnitOfWork; now: Date },
   workspaceId: string,
   result: CalendarResult,
 ): Promise<CalendarDecision | { apply: false; reason: 'not_found' }> {
@@ -48,10 +52,10 @@ export async function applyCalendarResult(
   if (!current) return { apply: false, reason: 'not_found' };
   const decision = decideCalendarChange(current, result, deps.now);
   if (!decision.apply) return decision;
-  const booking = await deps.uow.update(workspaceId, current.id, decision.changes);
-  if (decision.publish === 'calendar.created') await deps.uow.announce({ type: 'calendar.created', booking, occurredAt: deps.now });
-  if (decision.publish === 'calendar.failed' && result.kind === 'failed') {
-    await deps.uow.announce({ type: 'calendar.failed', booking, errorCode: result.errorCode, occurredAt: deps.now });
-  }
+  const booking: BookingRecord = { ...current, ...decision.changes };
+  let announcement: BookingAnnouncement | undefined;
+  if (decision.publish === 'calendar.created') announcement = { type: 'calendar.created', booking, occurredAt: deps.now };
+  if (decision.publish === 'calendar.failed' && result.kind === 'failed') announcement = { type: 'calendar.failed', booking, errorCode: result.errorCode, occurredAt: deps.now };
+  await deps.uow.writeCalendar(booking, announcement);
   return decision;
 }

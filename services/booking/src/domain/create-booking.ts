@@ -52,11 +52,11 @@ export type CreateOutcome =
  *    failure. Refusals are thrown DomainErrors; with a key the 4xx ones were stored as that same answer.
  */
 export async function createBooking(deps: CreateBookingDeps, command: CreateBookingCommand): Promise<CreateOutcome> {
-  const { workspaceId, input, key, requestId } = command;
+  const { key, requestId } = command;
 
-  const write = await askSlot(deps, workspaceId, input);
+  const write = await askSlot(deps, command);
 
-  const written = await deps.creates.write({ ...write, workspaceId, key, requestId });
+  const written = await deps.creates.write(write);
 
   if (written.kind === 'found') return { kind: 'replayed', answer: replayFoundRow(written.row, { id: key!.id, fingerprint: key!.fingerprint, requestId }) };
   if (written.kind === 'in_progress') throw new DomainError('idempotency_request_in_progress', { retryAfterSeconds: 1 });
@@ -66,21 +66,22 @@ export async function createBooking(deps: CreateBookingDeps, command: CreateBook
   return { kind: 'created', booking: write.booking, answer: written.kind === 'created' ? written.answer : undefined };
 }
 
-/** Step 2: the slot check's answer as the write it leads to. */
-async function askSlot(deps: CreateBookingDeps, workspaceId: string, input: CreateBookingInput): Promise<DistributiveOmit<CreateWrite, 'workspaceId' | 'key' | 'requestId'>> {
+/**
+ * Step 2: the slot check's answer as the write it leads to (each kind's object written out: see createBatchRow
+ * on spreads).
+ */
+async function askSlot(deps: CreateBookingDeps, { workspaceId, input, key, requestId }: CreateBookingCommand): Promise<CreateWrite> {
   let check: SlotCheckResponse;
   try {
     check = await deps.slots.check(workspaceId, { eventTypeId: input.eventTypeId, startAt: input.startAt });
   } catch (failure) {
-    return { kind: 'fail', failure };
+    return { kind: 'fail', failure, workspaceId, key, requestId };
   }
-  if (!check.bookable) return { kind: 'refuse', refusal: slotRefusal(check.reason, 'create') };
+  if (!check.bookable) return { kind: 'refuse', refusal: slotRefusal(check.reason, 'create'), workspaceId, key, requestId };
   const now = deps.clock();
   const booking = newBookingRecord(workspaceId, input, check, now);
-  return { kind: 'insert', booking, announcement: { type: 'booking.created', booking, occurredAt: now } };
+  return { kind: 'insert', booking, announcement: { type: 'booking.created', booking, occurredAt: now }, workspaceId, key, requestId };
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** The Booking a create makes from a "bookable" slot check: confirmed, version 1, calendar pending (decisions.md §6). */
 export function newBookingRecord(

@@ -43,6 +43,21 @@ export interface BookingUnitOfWork {
 }
 
 /**
+ * Storage of one calendar result, inside the consumer's transaction (which also holds the event's inbox row):
+ * every method is scoped by workspace and sees the transaction's writes.
+ */
+export interface CalendarResultUnitOfWork {
+  /** Reads and row-locks a Booking until the transaction ends; null when not in this workspace. */
+  findForUpdate(workspaceId: string, id: string): Promise<BookingRecord | null>;
+  /**
+   * Writes the calendar fields of the locked Booking as `after` has them (its calendar status, error code,
+   * join URL and first-written time; nothing else changes) and, when given, enqueues `announcement` of
+   * `after` with it: one statement.
+   */
+  writeCalendar(after: BookingRecord, announcement?: BookingAnnouncement): Promise<void>;
+}
+
+/**
  * A create's Idempotency-Key (decisions.md §4): the key row's id and advisory lock key
  * (@sched/idempotency idempotencyRowIdentity) and the request's fingerprint.
  */

@@ -3,7 +3,7 @@ import type { DbTx } from '@sched/db';
 import type { Logger } from '@sched/logger';
 import type { EventEnvelope, EventHandler } from '@sched/messaging';
 import { applyCalendarResult, type CalendarResult } from '../domain/apply-calendar-result';
-import { bookingUnitOfWork } from '../store/booking-unit-of-work';
+import { calendarResultUnitOfWork } from '../store/calendar-result.queries';
 
 /** Routing keys this service consumes: calendar-sync's internal results. */
 export const CALENDAR_RESULT_BINDINGS = ['calendar.synced', 'calendar.sync_failed'] as const;
@@ -30,7 +30,7 @@ export function calendarResultHandler(deps: { logger: Logger; clock?: () => Date
   return async (envelope, tx) => {
     const result = toResult(envelope);
     if (!result) return;
-    const outcome = await applyCalendarResult({ uow: bookingUnitOfWork(tx), now: clock() }, envelope.workspace_id, result);
+    const outcome = await applyCalendarResult({ uow: calendarResultUnitOfWork(tx), now: clock() }, envelope.workspace_id, result);
     if (!outcome.apply) {
       deps.logger.info('calendar result not applied', { type: envelope.type, booking_id: result.bookingId, reason: outcome.reason });
     }

@@ -36,7 +36,7 @@ export function registerBookingRoutes(http: HttpApp, deps: BookingRouteDeps): vo
   const create = async (req: Request, res: Response, workspaceId: string, body: CreateBookingBody, origin: { source: BookingSource; invitationId: string | null }) => {
     const outcome = await createBooking(deps.create, {
       workspaceId,
-      input: { ...origin, eventTypeId: body.event_type_id, startAt: body.start_at, guest: body.guest, metadata: body.metadata ?? {} },
+      input: { source: origin.source, invitationId: origin.invitationId, eventTypeId: body.event_type_id, startAt: body.start_at, guest: body.guest, metadata: body.metadata ?? {} },
       // A malformed Idempotency-Key is refused (400) here, before anything is asked.
       key: createKey(req, workspaceId),
       requestId: requestContext(req).requestId,

@@ -23,7 +23,9 @@ export function idempotentRequest(req: Request, workspaceId: string) {
 /** A create's key (domain CreateKey): its row identity and fingerprint, or undefined without the header (400 when malformed). */
 export function createKey(req: Request, workspaceId: string): CreateKey | undefined {
   const { key, scope, fingerprint } = idempotentRequest(req, workspaceId);
-  return key === undefined ? undefined : { ...idempotencyRowIdentity(idempotencyKeys, scope, key), fingerprint };
+  if (key === undefined) return undefined;
+  const { id, lockKey } = idempotencyRowIdentity(idempotencyKeys, scope, key);
+  return { id, lockKey, fingerprint };
 }
 
 /**

@@ -47,30 +47,44 @@ export interface CreateBatchRow {
 /** The answer a keyed create stores when another create won its slot: made once (an Error's stack is not free). */
 const SLOT_TAKEN = new DomainError('slot_unavailable');
 
-/** The row of one write; the stored answers are @sched/idempotency's envelopes, as the route sends them. */
+/**
+ * The row of one write; the stored answers are @sched/idempotency's envelopes, as the route sends them.
+ * Each row is written out field by field, not spread from a common part: on Node 20 (V8 11.3) every property
+ * written after a spread in an object literal costs about a microsecond on this machine (a runtime call per
+ * property), 45 µs for this row. The Booking is put in API form once, for its event and its stored 201.
+ */
 export function createBatchRow(create: CreateWrite): CreateBatchRow {
   const { key, requestId } = create;
-  const base = {
-    kind: create.kind,
-    key_id: key?.id ?? null,
-    lock_key: key?.lockKey ?? null,
-    fingerprint: key?.fingerprint ?? null,
-    retention_s: DEFAULT_RETENTION_MS / 1000,
-  };
+  const retention = DEFAULT_RETENTION_MS / 1000;
   switch (create.kind) {
     case 'fail':
-      return { ...base, workspace_id: keyedWorkspace(create) };
+      return { kind: 'fail', workspace_id: keyedWorkspace(create), key_id: key?.id ?? null, lock_key: key?.lockKey ?? null, fingerprint: key?.fingerprint ?? null, retention_s: retention };
     case 'refuse': {
       const answer = defaultStorableError(create.refusal, requestId);
       if (!answer) throw new Error(`a refusal must be a storable 4xx DomainError (${create.refusal.code})`);
-      return { ...base, workspace_id: keyedWorkspace(create), refusal_status: answer.status, refusal_body: JSON.stringify(answer.body) };
+      return {
+        kind: 'refuse',
+        workspace_id: keyedWorkspace(create),
+        key_id: key?.id ?? null,
+        lock_key: key?.lockKey ?? null,
+        fingerprint: key?.fingerprint ?? null,
+        retention_s: retention,
+        refusal_status: answer.status,
+        refusal_body: JSON.stringify(answer.body),
+      };
     }
     case 'insert': {
       const b = create.booking;
-      const event = announcementEnvelope(create.announcement);
+      // The announcement is of this Booking (booking.created): its resource serves the event and the stored 201.
+      const resource = toBookingResource(b);
+      const event = announcementEnvelope(create.announcement, create.announcement.booking === b ? resource : undefined);
       return {
-        ...base,
+        kind: 'insert',
         workspace_id: b.workspaceId,
+        key_id: key?.id ?? null,
+        lock_key: key?.lockKey ?? null,
+        fingerprint: key?.fingerprint ?? null,
+        retention_s: retention,
         id: b.id,
         source: b.source,
         invitation_id: b.invitationId,
@@ -88,7 +102,7 @@ export function createBatchRow(create: CreateWrite): CreateBatchRow {
         created_at: b.createdAt.toISOString(),
         event_id: event.id,
         event: JSON.stringify(event),
-        created_body: key && JSON.stringify(dataAnswer(201, toBookingResource(b), requestId).body),
+        created_body: key && JSON.stringify(dataAnswer(201, resource, requestId).body),
         conflict_body: key && JSON.stringify(defaultStorableError(SLOT_TAKEN, requestId)!.body),
       };
     }
