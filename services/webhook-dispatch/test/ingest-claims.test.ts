@@ -215,3 +215,15 @@ describe('claim at insert', () => {
     await waitFor(async () => (await deliveriesOf(svc.url, ws, '?status=succeeded')).length === count, { timeoutMs: 10000 });
   });
 });
+
+describe('commits', () => {
+  const setting = async (pool: Pool) => (await pool.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`)).rows[0]!.s;
+
+  it('the ingest statement, which the broker acknowledgement waits for, commits durably; the worker (attempt records, leases) without waiting for the flush', async () => {
+    // Several at once, so that more than one connection of each pool answers.
+    const service = await Promise.all(Array.from({ length: 3 }, () => setting(svc.service.pool)));
+    const worker = await Promise.all(Array.from({ length: 3 }, () => setting(svc.dispatch.workerPool)));
+    expect(service).toEqual(['on', 'on', 'on']);
+    expect(worker).toEqual(['off', 'off', 'off']);
+  });
+});

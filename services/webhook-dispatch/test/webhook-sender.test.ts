@@ -38,6 +38,11 @@ async function startServer() {
       req.socket.once('close', () => (entry.closedAt = Date.now()));
       const path = req.url ?? '/';
       if (path === '/ok') return void res.end('ok');
+      if (path === '/close') {
+        // The connection ends with this answer: the next attempt needs a new one.
+        res.setHeader('connection', 'close');
+        return void res.end('ok');
+      }
       if (path === '/busy') {
         res.writeHead(503, { 'retry-after': '120' });
         return void res.end('later');
@@ -170,16 +175,43 @@ describe.each(senders)('%s', (_name, create) => {
     }
   });
 
+  it('checks the name again on every new connection to a URL it sent to before (DNS rebinding)', async () => {
+    const answers = ['127.0.0.1', '169.254.169.254'];
+    const lookups: string[] = [];
+    const rebinding = create({
+      mode: 'local',
+      timeoutMs: 800,
+      resolveAll: async (host) => {
+        lookups.push(host);
+        return [{ address: answers[Math.min(lookups.length, answers.length) - 1]!, family: 4 }];
+      },
+    });
+    try {
+      const url = `http://rebinding.example.test:${srv.port}/close`;
+      const before = srv.seen.length;
+      expect((await rebinding.send(url, HEADERS, BODY)).result).toEqual({ kind: 'response', statusCode: 200 });
+      // The receiver closed that connection: the same URL needs a new one, whose lookup now answers metadata.
+      expect((await rebinding.send(url, HEADERS, BODY)).result).toMatchObject({ kind: 'error', errorKind: 'address_not_allowed' });
+      expect(lookups).toEqual(['rebinding.example.test', 'rebinding.example.test']);
+      expect(srv.seen).toHaveLength(before + 1);
+    } finally {
+      rebinding.close();
+    }
+  });
+
   it('refuses a URL this mode does not allow without connecting', async () => {
     const before = srv.connections();
     const prod = create({ mode: 'production', timeoutMs: 800 });
     try {
-      expect((await prod.send(srv.url('/ok'), HEADERS, BODY)).result).toEqual({ kind: 'error', errorKind: 'url_not_allowed', error: 'scheme_not_allowed' });
-      expect((await prod.send(`https://127.0.0.1:${srv.port}/ok`, HEADERS, BODY)).result).toEqual({
-        kind: 'error',
-        errorKind: 'address_not_allowed',
-        error: 'address_not_allowed',
-      });
+      // Twice each: the second time the URL's checks are the remembered ones.
+      for (let i = 0; i < 2; i++) {
+        expect((await prod.send(srv.url('/ok'), HEADERS, BODY)).result).toEqual({ kind: 'error', errorKind: 'url_not_allowed', error: 'scheme_not_allowed' });
+        expect((await prod.send(`https://127.0.0.1:${srv.port}/ok`, HEADERS, BODY)).result).toEqual({
+          kind: 'error',
+          errorKind: 'address_not_allowed',
+          error: 'address_not_allowed',
+        });
+      }
     } finally {
       prod.close();
     }

@@ -14,6 +14,7 @@ import { deliveryAttempt } from './delivery-attempt';
 import type { DispatchMetrics } from './dispatch.metrics';
 import { IngestTickets, type IngestClaims } from './ingest-tickets';
 import { SendSlots } from './send-slots';
+import { SigningKeys } from './signing-keys';
 import { startWakeListener } from './wake-listener';
 import { WakeSchedule } from './wake-schedule';
 import type { WebhookSender } from './webhook.sender';
@@ -25,7 +26,8 @@ export interface DeliveryWorkerOptions {
   /** For the LISTEN connection. */
   pool: Pool;
   sender: WebhookSender;
-  secrets: SecretBox;
+  /** Opens the endpoints' sealed signing secrets (each once: SigningKeys keeps the keys). */
+  secrets: Pick<SecretBox, 'open'>;
   deadLetters: DeliveryDeadLetterPublisher;
   metrics: DispatchMetrics;
   logger: Logger;
@@ -86,7 +88,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   const attempt = deliveryAttempt({
     records,
     sender: opts.sender,
-    secrets: opts.secrets,
+    keys: new SigningKeys(opts.secrets),
     metrics: opts.metrics,
     logger,
     policy: opts.policy,

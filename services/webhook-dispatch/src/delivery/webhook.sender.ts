@@ -43,13 +43,94 @@ function classify(err: unknown, timeoutMs: number): AttemptResult {
   return { kind: 'error', errorKind: 'connection', error: detail };
 }
 
+/** What the URL checks decided for one registered URL: where to send, or why not. */
+type CheckedUrl = { ok: true; origin: string; path: string } | { ok: false; errorKind: 'address_not_allowed' | 'url_not_allowed'; problem: string };
+
+/** Endpoint URLs whose checks are remembered (each endpoint has one; an endpoint changed or gone ages out). */
+const CHECKED_URLS_MAX = 10_000;
+
+/**
+ * One attempt in flight: undici's handler, the attempt's deadline timer and its answer. A class rather
+ * than closures: one object per attempt.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private decided = false;
+  private ended = false;
+  private controller: Dispatcher.DispatchController | undefined;
+  private drained = 0;
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly resolve: (r: { result: AttemptResult; latencyMs: number }) => void,
+  ) {
+    // Until the response head: the attempt's deadline. After it: the body must end by then too, or
+    // the connection is closed (the answer was already decided).
+    this.timer = setTimeout(onDeadline, timeoutMs, this);
+  }
+
+  decide(result: AttemptResult): void {
+    if (this.decided) return;
+    this.decided = true;
+    this.resolve({ result, latencyMs: Math.round(performance.now() - this.started) });
+  }
+
+  deadline(): void {
+    const err = new AttemptTimeout(this.timeoutMs);
+    this.decide(classify(err, this.timeoutMs));
+    this.ended = true;
+    this.controller?.abort(err);
+  }
+
+  private end(): void {
+    this.ended = true;
+    clearTimeout(this.timer);
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    // Timed out while connecting: never sent.
+    if (this.ended) c.abort(new AttemptTimeout(this.timeoutMs));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>): void {
+    const retryAfter = h['retry-after'];
+    this.decide({ kind: 'response', statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.drained += chunk.length;
+    if (this.drained > MAX_DRAIN_BYTES) {
+      this.end();
+      c.abort(new Error('response body over the drain limit'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.end();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.end();
+    this.decide(classify(err, this.timeoutMs));
+  }
+}
+
+function onDeadline(attempt: Attempt): void {
+  attempt.deadline();
+}
+
 /**
  * Sends webhooks on undici (Node's own HTTP/1.1 client), through its dispatch API: got, the design's
  * client for calls that leave the system, cost about 0.5 ms of CPU per attempt more on this path
  * (docs/decisions.md, "Build and dependencies"). The outbound address policy (@sched/address-policy)
  * is the same as got's guarded instance applied:
  * - the URL passes checkTargetUrl before anything connects (scheme for the mode, no credentials, an IP
- *   literal must be allowed, `localhost` names refused in production mode);
+ *   literal must be allowed, `localhost` names refused in production mode). Its answer depends on the
+ *   URL string, the mode and the rules only, which are fixed for the sender's life, so it is worked out
+ *   once per URL and remembered (the checks of the name's addresses are the lookup's, below, on every
+ *   connection);
  * - every connection resolves its name through guardedLookup (undici hands `connect.lookup` to
  *   net/tls.connect), which refuses the name when any address is not allowed and gives the socket
  *   exactly the addresses it checked (no second DNS answer, so no rebinding);
@@ -67,73 +148,35 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
     headersTimeout: 0,
     bodyTimeout: 0,
   });
+  const checkedUrls = new Map<string, CheckedUrl>();
+
+  /** The URL was checked when registered; checked again because the mode or the rules may have changed since. */
+  function checkUrl(rawUrl: string): CheckedUrl {
+    let checked = checkedUrls.get(rawUrl);
+    if (checked !== undefined) return checked;
+    const c = checkTargetUrl(rawUrl, opts.mode, WEBHOOK_TARGET_RULES);
+    checked = c.ok
+      ? { ok: true, origin: c.target.url.origin, path: c.target.url.pathname + c.target.url.search }
+      : { ok: false, errorKind: c.problem === 'address_not_allowed' ? 'address_not_allowed' : 'url_not_allowed', problem: c.problem };
+    // Oldest first out: an endpoint's URL that is still used comes back at its next attempt.
+    if (checkedUrls.size >= CHECKED_URLS_MAX) checkedUrls.delete(checkedUrls.keys().next().value as string);
+    checkedUrls.set(rawUrl, checked);
+    return checked;
+  }
 
   function send(rawUrl: string, headers: Record<string, string>, body: string): Promise<{ result: AttemptResult; latencyMs: number }> {
-    const started = performance.now();
-    const done = (result: AttemptResult) => ({ result, latencyMs: Math.round(performance.now() - started) });
-    // The URL was checked when registered; checked again because the mode or the rules may have changed since.
-    const checked = checkTargetUrl(rawUrl, opts.mode, WEBHOOK_TARGET_RULES);
-    if (!checked.ok) {
-      const errorKind = checked.problem === 'address_not_allowed' ? 'address_not_allowed' : 'url_not_allowed';
-      return Promise.resolve(done({ kind: 'error', errorKind, error: checked.problem }));
-    }
-    const { url } = checked.target;
-
+    const checked = checkUrl(rawUrl);
+    if (!checked.ok) return Promise.resolve({ result: { kind: 'error', errorKind: checked.errorKind, error: checked.problem }, latencyMs: 0 });
     return new Promise((resolve) => {
-      let decided = false;
-      let ended = false;
-      let controller: Dispatcher.DispatchController | undefined;
-      let drained = 0;
-      const decide = (result: AttemptResult) => {
-        if (decided) return;
-        decided = true;
-        resolve(done(result));
-      };
-      const end = () => {
-        ended = true;
-        clearTimeout(timer);
-      };
-      // Until the response head: the attempt's deadline. After it: the body must end by then too, or
-      // the connection is closed (the answer was already decided).
-      const timer = setTimeout(() => {
-        const err = new AttemptTimeout(opts.timeoutMs);
-        decide(classify(err, opts.timeoutMs));
-        ended = true;
-        controller?.abort(err);
-      }, opts.timeoutMs);
       agent.dispatch(
         {
-          origin: url.origin,
-          path: url.pathname + url.search,
+          origin: checked.origin,
+          path: checked.path,
           method: 'POST',
           headers: { ...headers, 'user-agent': 'sched-webhooks/1', 'content-length': String(Buffer.byteLength(body)) },
           body,
         },
-        {
-          onRequestStart(c) {
-            controller = c;
-            // Timed out while connecting: never sent.
-            if (ended) c.abort(new AttemptTimeout(opts.timeoutMs));
-          },
-          onResponseStart(_c, statusCode, h) {
-            const retryAfter = h['retry-after'];
-            decide({ kind: 'response', statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
-          },
-          onResponseData(c, chunk) {
-            drained += chunk.length;
-            if (drained > MAX_DRAIN_BYTES) {
-              end();
-              c.abort(new Error('response body over the drain limit'));
-            }
-          },
-          onResponseEnd() {
-            end();
-          },
-          onResponseError(_c, err) {
-            end();
-            decide(classify(err, opts.timeoutMs));
-          },
-        },
+        new Attempt(opts.timeoutMs, resolve),
       );
     });
   }
