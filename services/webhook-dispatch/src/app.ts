@@ -4,7 +4,7 @@ import { createDb, createPool } from '@sched/db';
 import { createCursorCodec } from '@sched/pagination';
 import { registerSecretsRoutes, startRetention, type ServiceContext } from '@sched/runtime';
 import { SEALED_COLUMNS } from './store/sealed-columns';
-import { secretBoxFromEnv } from '@sched/secrets';
+import { secretBoxFromEnv, withOpenCache } from '@sched/secrets';
 import type { WebhookDispatchConfig } from './config';
 import { createDispatchMetrics } from './delivery/dispatch.metrics';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker';
@@ -46,9 +46,8 @@ export interface WebhookDispatch {
  */
 export function setupWebhookDispatch(ctx: ServiceContext<WebhookDispatchConfig>, opts: SetupOptions = {}): WebhookDispatch {
   const { config, db, broker, logger } = ctx;
-  // Every attempt signs with its endpoint's secret: the delivery worker unseals each once and keeps its
-  // HMAC key (delivery/signing-keys.ts).
-  const secrets = secretBoxFromEnv(config);
+  // Every attempt signs with its endpoint's secret: opened once, then from memory (libs/secrets withOpenCache).
+  const secrets = withOpenCache(secretBoxFromEnv(config));
   const resolveAll = opts.resolveAll ?? systemResolveAll;
   const endpointStore = createEndpointStore(db);
 

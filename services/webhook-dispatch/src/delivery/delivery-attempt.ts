@@ -1,18 +1,17 @@
 import { runWithContext, type Logger } from '@sched/logger';
+import type { SecretBox } from '@sched/secrets';
 import { decideAfterAttempt, describeAttempt, type RetryPolicy } from '../domain/delivery-policy';
-import { webhookHeaders } from '../domain/webhook-signing';
+import { activeSecrets, webhookHeaders } from '../domain/webhook-signing';
 import type { AttemptRecords } from '../store/attempt-records.queries';
 import type { ClaimedDelivery } from '../store/delivery-worker.queries';
 import type { DispatchMetrics } from './dispatch.metrics';
 import { errorText } from './error-text';
-import type { SigningKeys } from './signing-keys';
 import type { WebhookSender } from './webhook.sender';
 
 export interface DeliveryAttemptOptions {
   records: AttemptRecords;
   sender: WebhookSender;
-  /** The endpoints' signing keys, unsealed once. */
-  keys: SigningKeys;
+  secrets: SecretBox;
   metrics: DispatchMetrics;
   logger: Logger;
   policy: RetryPolicy;
@@ -36,7 +35,15 @@ export function deliveryAttempt(o: DeliveryAttemptOptions): DeliveryAttempt {
 
   async function attempt(d: ClaimedDelivery, token: string): Promise<boolean> {
     const attemptedAt = new Date();
-    const headers = webhookHeaders(o.keys.forAttempt(d, attemptedAt), d.eventId, d.body, attemptedAt);
+    const secrets = activeSecrets(
+      {
+        current: o.secrets.open(d.secretSealed, d.endpointId),
+        previous: d.previousSecretSealed ? o.secrets.open(d.previousSecretSealed, d.endpointId) : null,
+        previousExpiresAt: d.previousSecretExpiresAt,
+      },
+      attemptedAt,
+    );
+    const headers = webhookHeaders(secrets, d.eventId, d.body, attemptedAt);
     const { result, latencyMs } = await o.sender.send(d.url, headers, d.body);
     const described = describeAttempt(result);
     const roundAttempts = d.roundAttempts + 1;

@@ -14,7 +14,6 @@ import { deliveryAttempt } from './delivery-attempt';
 import type { DispatchMetrics } from './dispatch.metrics';
 import { IngestTickets, type IngestClaims } from './ingest-tickets';
 import { SendSlots } from './send-slots';
-import { SigningKeys } from './signing-keys';
 import { startWakeListener } from './wake-listener';
 import { WakeSchedule } from './wake-schedule';
 import type { WebhookSender } from './webhook.sender';
@@ -26,8 +25,7 @@ export interface DeliveryWorkerOptions {
   /** For the LISTEN connection. */
   pool: Pool;
   sender: WebhookSender;
-  /** Opens the endpoints' sealed signing secrets (each once: SigningKeys keeps the keys). */
-  secrets: Pick<SecretBox, 'open'>;
+  secrets: SecretBox;
   deadLetters: DeliveryDeadLetterPublisher;
   metrics: DispatchMetrics;
   logger: Logger;
@@ -88,7 +86,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   const attempt = deliveryAttempt({
     records,
     sender: opts.sender,
-    keys: new SigningKeys(opts.secrets),
+    secrets: opts.secrets,
     metrics: opts.metrics,
     logger,
     policy: opts.policy,
