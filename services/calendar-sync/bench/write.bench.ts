@@ -14,12 +14,15 @@
 //
 // The figures are per Booking, after WARMUP bookings (not counted) have been written.
 import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { toTimestamp } from '@sched/contracts';
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { newId, toTimestamp, type InternalHost } from '@sched/contracts';
 import { createTestDatabase, freePort, makeBooking, startRadicale, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
-import { at, call, cleanupBroker, SECRETS_KEY, startAvailabilityStub, startPublisher } from '../test/support/harness';
+import { at, call, cleanupBroker, SECRETS_KEY, startPublisher } from '../test/support/harness';
 
 const BOOKINGS = Number(process.env.BOOKINGS ?? 300);
 const HOSTS = Number(process.env.HOSTS ?? 10);
@@ -59,11 +62,41 @@ const diff = (a: Record<string, number>, b: Record<string, number>) => {
 };
 const per = (n: number, digits = 2) => Math.round((n / BOOKINGS) * 10 ** digits) / 10 ** digits;
 
+/**
+ * availability's host API for the admin PUTs, answering with `connection: close`: the service's client
+ * keeps no idle socket whose timeout would fire inside the measured interval. (The first error whose
+ * stack Node reads makes it parse the bundle's whole source map, about half a second once per process:
+ * here that happens while the hosts are connected.)
+ */
+async function startHostStub(): Promise<{ url: string; addHost(ws: string): InternalHost; close(): Promise<void> }> {
+  const hosts = new Map<string, InternalHost>();
+  const server = http.createServer((req, res) => {
+    const m = /^\/internal\/v1\/workspaces\/([^/]+)\/hosts\/([^/?]+)$/.exec(req.url ?? '');
+    const host = m ? hosts.get(`${m[1]}/${m[2]}`) : undefined;
+    res.writeHead(host ? 200 : 404, { 'content-type': 'application/json', connection: 'close' });
+    res.end(JSON.stringify(host ? { data: host, meta: { request_id: 'req_x' } } : { error: { code: 'not_found', message: 'not found', details: [] }, meta: { request_id: 'req_x' } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    addHost(ws) {
+      const host: InternalHost = { id: newId('hst'), name: 'Bench Host', email: 'host@example.com', timezone: 'UTC', conferencing_url_template: null };
+      hosts.set(`${ws}/${host.id}`, host);
+      return host;
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
 /** The service as scripts/build.mjs bundles it, except pg (external, so the probe's counting applies to it). */
 async function bundle(): Promise<string> {
-  const outfile = join(__dirname, '../dist/bench-main.js');
+  // SERVICE_SRC: another copy of src/ to compare with, e.g. an older commit's (`git archive <commit>
+  // services/calendar-sync/src | tar -x -C services/calendar-sync/dist/base --strip-components=2`, then
+  // SERVICE_SRC=services/calendar-sync/dist/base/src); inside the service folder, so its packages resolve.
+  const src = process.env.SERVICE_SRC ? resolve(process.env.SERVICE_SRC) : join(__dirname, '../src');
+  const outfile = join(__dirname, `../dist/bench-main-${createHash('sha1').update(src).digest('hex').slice(0, 8)}.js`);
   await build({
-    entryPoints: [join(__dirname, '../src/main.ts')],
+    entryPoints: [join(src, 'main.ts')],
     outfile,
     bundle: true,
     platform: 'node',
@@ -80,7 +113,7 @@ async function main(): Promise<void> {
   const db = await createTestDatabase({ services: ['calendar-sync'] });
   const users = Object.fromEntries(Array.from({ length: HOSTS }, (_, i) => [`host${i}`, `bench-password-${i}`]));
   const radicale = await startRadicale({ users });
-  const availability = await startAvailabilityStub();
+  const availability = await startHostStub();
   const amqp = testAmqp();
   const port = await freePort();
   const entry = process.env.SERVICE_ENTRY === 'tsx' ? join(__dirname, '../src/main.ts') : await bundle();
@@ -122,7 +155,7 @@ async function main(): Promise<void> {
     const hosts: string[] = [];
     for (let i = 0; i < HOSTS; i++) {
       const user = `host${i}`;
-      const host = availability.addHost(ws, { timezone: 'UTC' });
+      const host = availability.addHost(ws);
       await radicale.makeCalendar(user, 'bench');
       const put = await call(svcUrl, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
         provider: 'caldav',
