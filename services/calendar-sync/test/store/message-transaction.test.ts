@@ -200,17 +200,35 @@ describe('inMessageTransaction (the booking.* write path)', () => {
 });
 
 describe('setConnectionStatus (one statement)', () => {
-  it('changes the status and enqueues the event only when it differs, and leaves a replaced connection alone', async () => {
+  it('changes the status and enqueues the event (and its NOTIFY) only when it differs, and leaves a replaced connection alone', async () => {
     const q = createDb(db.pool('calendar-sync'));
     const conn = await insertConnection();
-    const events = async () => (await db.adminPool.query(`SELECT payload FROM calendar_sync.outbox WHERE payload->'data'->>'host_id' = $1 ORDER BY created_at`, [conn.hostId])).rows.map((r) => r.payload.data);
-    expect(await setConnectionStatus(q, conn, 'error', 'auth_failed', connectionUpdatedEvent(conn, 'error', 'auth_failed'))).toBe(true);
-    expect(await setConnectionStatus(q, conn, 'error', 'auth_failed', connectionUpdatedEvent(conn, 'error', 'auth_failed'))).toBe(false);
-    expect(await events()).toEqual([{ host_id: conn.hostId, status: 'error', error_code: 'auth_failed' }]);
-    await db.adminPool.query(`UPDATE calendar_sync.calendar_connections SET password_sealed = 'v1.k1.new.new.new' WHERE id = $1`, [conn.id]);
-    expect(await setConnectionStatus(q, conn, 'connected', null, connectionUpdatedEvent(conn, 'connected', null))).toBe(false);
-    expect(await events()).toHaveLength(1);
-    expect((await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE id = $1', [conn.id])).rows[0]).toEqual({ status: 'error', error_code: 'auth_failed' });
+    const listener = new Client({ connectionString: db.adminUrl });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => notified.push(n.payload ?? ''));
+    await listener.query('LISTEN calendar_sync_outbox');
+    try {
+      const events = async () => (await db.adminPool.query(`SELECT payload FROM calendar_sync.outbox WHERE payload->'data'->>'host_id' = $1 ORDER BY created_at`, [conn.hostId])).rows.map((r) => r.payload.data);
+      const first = connectionUpdatedEvent(conn, 'error', 'auth_failed');
+      const same = connectionUpdatedEvent(conn, 'error', 'auth_failed');
+      expect(await setConnectionStatus(q, conn, 'error', 'auth_failed', first)).toBe(true);
+      expect(await setConnectionStatus(q, conn, 'error', 'auth_failed', same)).toBe(false);
+      expect(await events()).toEqual([{ host_id: conn.hostId, status: 'error', error_code: 'auth_failed' }]);
+      await db.adminPool.query(`UPDATE calendar_sync.calendar_connections SET password_sealed = 'v1.k1.new.new.new' WHERE id = $1`, [conn.id]);
+      const replaced = connectionUpdatedEvent(conn, 'connected', null);
+      expect(await setConnectionStatus(q, conn, 'connected', null, replaced)).toBe(false);
+      expect(await events()).toHaveLength(1);
+      expect((await db.adminPool.query('SELECT status, error_code FROM calendar_sync.calendar_connections WHERE id = $1', [conn.id])).rows[0]).toEqual({ status: 'error', error_code: 'auth_failed' });
+      // Notifications arrive in commit order: once a later one is in, none came for the calls that changed nothing.
+      const current = { ...conn, passwordSealed: 'v1.k1.new.new.new' };
+      const last = connectionUpdatedEvent(current, 'connected', null);
+      expect(await setConnectionStatus(q, current, 'connected', null, last)).toBe(true);
+      await waitFor(() => notified.includes(JSON.stringify([last.id])));
+      expect(notified).toEqual([JSON.stringify([first.id]), JSON.stringify([last.id])]);
+    } finally {
+      await listener.end();
+    }
   });
 });
 
