@@ -171,6 +171,23 @@ describe('inMessageTransaction (the booking.* write path)', () => {
     expect((await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid).not.toBe(backend);
   });
 
+  it('plans its two statements generically once they have run a few times on a connection (no planning per message)', async () => {
+    const pool = servicePool(1); // one connection: every message on it, and the view of its prepared statements
+    for (let i = 0; i < 12; i++) {
+      const booking = makeBooking({ host_id: newId('hst') });
+      await inMessageTransaction(pool, undefined, message(booking), async (locked, store) => store.updateSyncRecord(locked!, written(locked!), syncedEvent(locked!)));
+    }
+    const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'calendar_sync_%' ORDER BY name`,
+    );
+    expect(rows.map((r) => r.name)).toEqual(['calendar_sync_claim_message', 'calendar_sync_record_result']);
+    for (const r of rows) {
+      // Postgres tries custom plans for the first five executions, then keeps the generic one.
+      expect(Number(r.custom_plans)).toBeLessThanOrEqual(5);
+      expect(Number(r.generic_plans)).toBeGreaterThanOrEqual(7);
+    }
+  });
+
   it('holds the sync record locked until it commits: a message for the same Booking waits, then sees the written version', async () => {
     const pool = servicePool();
     const v1 = makeBooking({ host_id: newId('hst') });
