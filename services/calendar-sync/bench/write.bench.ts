@@ -1,18 +1,21 @@
-// What one Booking's calendar write costs calendar-sync, counted (issue 18): BOOKINGS booking.created
-// messages through the real consumer, spread over HOSTS hosts each with its own Radicale calendar, as
-// the whole-system sustained bench writes them (phone meetings, LOG_LEVEL info). calendar-sync runs as
-// its own process, bundled as the system runs it (scripts/build.mjs's esbuild options, but with pg left
-// outside the bundle so the probe sees its queries; SERVICE_ENTRY=tsx runs src/main.ts under tsx instead),
-// started with --enable-source-maps as tests-e2e/support/system.ts does and bench/write-probe.ts preloaded, which counts inside it:
-// CPU (process.cpuUsage), every query its pg client sends (round trips, statements by kind, BEGIN /
-// COMMIT), the HTTP requests it makes and the TCP connections it opens. Beside them, from /proc: the CPU of
-// its Postgres backends (schedstat) and of Radicale. Counts, not wall-clock timings.
+// What one Booking's calendar write costs calendar-sync, counted (issue 18; docs/calendar-sync.md, "What a
+// write costs"): BOOKINGS booking.created messages through the real consumer, spread over HOSTS hosts each
+// with its own Radicale calendar, as the whole-system sustained bench writes them (phone meetings,
+// LOG_LEVEL info). calendar-sync runs as its own process, bundled with scripts/build.mjs's esbuild options
+// (pg left outside the bundle so the probe sees its queries; SERVICE_ENTRY=tsx runs src/main.ts under tsx
+// instead), started with --enable-source-maps as the image and tests-e2e/support/system.ts do, with
+// bench/write-probe.ts preloaded, which counts inside it: CPU (process.cpuUsage), every query its pg
+// client sends (round trips, statements by kind, BEGIN / COMMIT), the HTTP requests it makes and the TCP
+// connections it opens. Beside them, from /proc: the CPU of its Postgres backends (schedstat) and of
+// Radicale.
 //
 //   node --import tsx services/calendar-sync/bench/write.bench.ts
-//   BOOKINGS=300 HOSTS=10 RATE=50 (messages/s; 0 = all at once) SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/calprof/cs'
-//   node scripts/cpu-profile-report.mjs /tmp/calprof 300 <interval_monotonic_us>   (the profile cut to the measured interval)
+//   BOOKINGS=300 HOSTS=10 RATE=50 (messages/s; 0 = all at once) WARMUP=20
+//   SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/calprof/cs', then
+//   node scripts/cpu-profile-report.mjs /tmp/calprof <BOOKINGS> <interval_monotonic_us>   (the profile cut to the measured interval)
+//   SERVICE_SRC=<another copy of src/> (before/after runs, see bundle())
 //
-// The figures are per Booking, after WARMUP bookings (not counted) have been written.
+// The figures are per Booking, after WARMUP bookings (not counted) have been written and reported.
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
