@@ -37,6 +37,14 @@ export async function syncBooking(deps: SyncDeps, input: { workspaceId: string; 
 }
 
 /**
+ * syncBooking for a record the caller has already locked with the message's Booking (the booking.*
+ * consumer's claim, store/message-transaction.ts, which records the inbox row in the same statement).
+ */
+export function syncLockedRecord(deps: SyncDeps, record: SyncRecord, finalAttempt: boolean): Promise<SyncOutcome> {
+  return writeLatest(deps, record, finalAttempt);
+}
+
+/**
  * Recovery (decisions.md §13): re-runs the last known Booking state at once, without retries.
  * Already synced to the newest version: nothing to do, the record is returned as it is.
  */

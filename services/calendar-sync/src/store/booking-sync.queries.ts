@@ -37,7 +37,7 @@ async function selectForUpdate(db: Q, workspaceId: string, bookingId: string): P
   return row ? toRecord(row) : null;
 }
 
-interface SyncRow extends Record<string, unknown> {
+export interface SyncRow extends Record<string, unknown> {
   booking_id: string;
   workspace_id: string;
   host_id: string;
@@ -53,7 +53,7 @@ interface SyncRow extends Record<string, unknown> {
   updated_at: string | Date;
 }
 
-function fromRow(r: SyncRow): SyncRecord {
+export function fromRow(r: SyncRow): SyncRecord {
   return {
     bookingId: r.booking_id,
     workspaceId: r.workspace_id,
@@ -71,6 +71,23 @@ function fromRow(r: SyncRow): SyncRecord {
   };
 }
 
+/** The sync record's columns as every statement returns them (alias `b`). */
+export const SYNC_RECORD_COLUMNS =
+  'b.booking_id, b.workspace_id, b.host_id, b.booking, b.booking_version, b.written_version, b.status, b.error_code, b.event_uid, b.object_url, b.etag, b.join_url, b.updated_at';
+
+const NEWER = '(b.booking_version < excluded.booking_version AND b.workspace_id = excluded.workspace_id)';
+/**
+ * The conflict arm of the sync record's upsert (alias `b`, the new row `excluded`): it always locks the
+ * row and returns it; the CASEs change it only for a newer Booking version of the same workspace, which
+ * makes the sync pending again.
+ */
+export const KEEP_NEWEST_BOOKING = `ON CONFLICT (booking_id) DO UPDATE
+       SET booking = CASE WHEN ${NEWER} THEN excluded.booking ELSE b.booking END,
+           booking_version = CASE WHEN ${NEWER} THEN excluded.booking_version ELSE b.booking_version END,
+           status = CASE WHEN ${NEWER} THEN 'pending' ELSE b.status END,
+           error_code = CASE WHEN ${NEWER} THEN NULL ELSE b.error_code END,
+           updated_at = CASE WHEN ${NEWER} THEN now() ELSE b.updated_at END`;
+
 /**
  * Creates the record for a new Booking, or keeps `booking` as the newest state if its version is
  * higher than the one stored (a newer state makes the sync pending again); the row stays locked until
@@ -79,19 +96,16 @@ function fromRow(r: SyncRow): SyncRecord {
  * it unchanged unless the Booking is newer (and of the same workspace).
  */
 export async function lockSyncRecord(db: Q, workspaceId: string, booking: Booking, eventUid: string): Promise<SyncRecord> {
-  const newer = sql.raw(`(b.booking_version < excluded.booking_version AND b.workspace_id = excluded.workspace_id)`);
   const res = await db.execute<SyncRow>(sql`
     INSERT INTO calendar_sync.booking_syncs AS b (booking_id, workspace_id, host_id, booking, booking_version, status, event_uid)
     VALUES (${booking.id}, ${workspaceId}, ${booking.host_id}, ${JSON.stringify(booking)}::jsonb, ${booking.version}, 'pending', ${eventUid})
-    ON CONFLICT (booking_id) DO UPDATE
-       SET booking = CASE WHEN ${newer} THEN excluded.booking ELSE b.booking END,
-           booking_version = CASE WHEN ${newer} THEN excluded.booking_version ELSE b.booking_version END,
-           status = CASE WHEN ${newer} THEN 'pending' ELSE b.status END,
-           error_code = CASE WHEN ${newer} THEN NULL ELSE b.error_code END,
-           updated_at = CASE WHEN ${newer} THEN now() ELSE b.updated_at END
-    RETURNING b.booking_id, b.workspace_id, b.host_id, b.booking, b.booking_version, b.written_version, b.status, b.error_code,
-              b.event_uid, b.object_url, b.etag, b.join_url, b.updated_at`);
-  const row = res.rows[0];
+    ${sql.raw(KEEP_NEWEST_BOOKING)}
+    RETURNING ${sql.raw(SYNC_RECORD_COLUMNS)}`);
+  return ownRecord(res.rows[0], workspaceId);
+}
+
+/** The locked record, refusing one of another workspace. */
+export function ownRecord(row: SyncRow | undefined, workspaceId: string): SyncRecord {
   // Only possible if a Booking id of another workspace arrived here: never act across workspaces.
   if (!row || row.workspace_id !== workspaceId) throw new Error('booking sync record belongs to another workspace');
   return fromRow(row);
@@ -101,9 +115,7 @@ export function lockExistingSyncRecord(db: Q, workspaceId: string, bookingId: st
   return selectForUpdate(db, workspaceId, bookingId);
 }
 
-const RETURNED = sql.raw(
-  'b.booking_id, b.workspace_id, b.host_id, b.booking, b.booking_version, b.written_version, b.status, b.error_code, b.event_uid, b.object_url, b.etag, b.join_url, b.updated_at',
-);
+const RETURNED = sql.raw(SYNC_RECORD_COLUMNS);
 
 /**
  * Records the write's outcome and enqueues its event in one statement: the outbox insert (with the

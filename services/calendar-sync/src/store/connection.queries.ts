@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db, DbTx } from '@sched/db';
-import { enqueueEvent } from '@sched/messaging';
+import { enqueueEvent, enqueueEventSql } from '@sched/messaging';
 import type { CalendarErrorCode } from '@sched/contracts';
 import type { ProviderName } from '../domain/calendar-provider';
 import type { Connection, ConnectionStatus, NewConnection, OutboxEvent } from '../domain/ports';
@@ -86,6 +86,11 @@ export async function deleteConnection(db: Q, workspaceId: string, hostId: strin
   });
 }
 
+/**
+ * One statement, so it is atomic on its own and never opens a transaction of its own: the conditional
+ * update, and the outbox row (with the relay's NOTIFY) only when a row changed. Inside the booking.*
+ * message's transaction (store/message-transaction.ts) it is one more statement of that transaction.
+ */
 export async function setConnectionStatus(
   db: Q,
   conn: Connection,
@@ -93,26 +98,19 @@ export async function setConnectionStatus(
   errorCode: CalendarErrorCode | null,
   event: OutboxEvent,
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const changed = await tx
-      .update(c)
-      .set({ status, errorCode, updatedAt: sql`now()` })
-      .where(
-        and(
-          eq(c.id, conn.id),
-          eq(c.workspaceId, conn.workspaceId),
-          // What was observed concerns these credentials and this calendar; a replaced connection is left alone.
-          eq(c.calendarUrl, conn.calendarUrl),
-          eq(c.username, conn.username),
-          eq(c.passwordSealed, conn.passwordSealed),
-          sql`(${c.status} IS DISTINCT FROM ${status} OR ${c.errorCode} IS DISTINCT FROM ${errorCode})`,
-        ),
-      )
-      .returning({ id: c.id });
-    if (changed.length === 0) return false;
-    await enqueueEvent(tx, outbox, event);
-    return true;
-  });
+  const res = await db.execute<{ id: string }>(sql`
+    WITH changed AS (
+      UPDATE ${c} SET status = ${status}, error_code = ${errorCode}, updated_at = now()
+       WHERE id = ${conn.id} AND workspace_id = ${conn.workspaceId}
+         -- What was observed concerns these credentials and this calendar: a replaced connection is left alone.
+         AND calendar_url = ${conn.calendarUrl} AND username = ${conn.username} AND password_sealed = ${conn.passwordSealed}
+         AND (status IS DISTINCT FROM ${status} OR error_code IS DISTINCT FROM ${errorCode})
+      RETURNING id
+    ), enqueued AS (
+      ${enqueueEventSql(outbox, event)} WHERE EXISTS (SELECT 1 FROM changed) RETURNING 1
+    )
+    SELECT id FROM changed`);
+  return res.rows.length > 0;
 }
 
 export async function updateHostDetails(db: Q, conn: Connection, details: { hostTimezone: string; conferencingUrlTemplate: string | null }): Promise<void> {

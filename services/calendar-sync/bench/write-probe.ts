@@ -1,0 +1,83 @@
+// Preloaded into the calendar-sync process by write.bench.ts (`--import` after tsx): counts what the
+// process does, and answers the counts over the IPC channel when asked ({ probe: 'counts' }).
+// - Postgres: every query the pg client sends (round trips), the statements in it, by kind (the verb and
+//   its object, EXECUTE by statement name), BEGINs and COMMITs.
+// - HTTP: requests the process starts (node:http and undici, by method and origin) and TCP connections it opens.
+// - CPU: process.cpuUsage() of the whole process.
+// A measuring tool only: nothing of it is in the service.
+import { subscribe } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
+import pg from 'pg';
+
+interface Counts {
+  roundTrips: number;
+  statements: number;
+  begins: number;
+  commits: number;
+  byKind: Record<string, number>;
+  httpRequests: Record<string, number>;
+  tcpConnects: number;
+  cpuUs: number;
+  sysUs: number;
+}
+
+const counts: Counts = { roundTrips: 0, statements: 0, begins: 0, commits: 0, byKind: {}, httpRequests: {}, tcpConnects: 0, cpuUs: 0, sysUs: 0 };
+
+/** Splits a simple-protocol text into its statements (outside quotes), to count them. */
+function statementsIn(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === "'") quoted = !quoted;
+    if (ch === ';' && !quoted) {
+      if (cur.trim()) out.push(cur.trim());
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur.trim()) out.push(cur.trim());
+  return out;
+}
+
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+(pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: pg.Client, ...args: unknown[]) {
+  const first = args[0];
+  const name = typeof first === 'object' && first !== null && 'name' in first ? (first as { name?: string }).name : undefined;
+  const text = typeof first === 'string' ? first : ((first as { text?: string } | null)?.text ?? '');
+  const stmts = name ? [`EXECUTE ${name}`] : text.includes(';') ? statementsIn(text) : [text];
+  counts.roundTrips += 1;
+  counts.statements += stmts.length;
+  for (const s of stmts) {
+    const words = s.replace(/"/g, '').split(/[\s(]+/, 3);
+    const kind = (/^(execute|prepare)$/i.test(words[0] ?? '') ? words.slice(0, 2) : words).join(' ').toLowerCase();
+    if (kind.startsWith('begin')) counts.begins += 1;
+    if (kind.startsWith('commit')) counts.commits += 1;
+    counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
+  }
+  return query.apply(this, args);
+};
+
+const countRequest = (method: string, origin: string) => {
+  const key = `${method} ${origin}`;
+  counts.httpRequests[key] = (counts.httpRequests[key] ?? 0) + 1;
+};
+// node:http (got, and so tsdav's requests) and undici (the object writes, the internal client) alike.
+subscribe('http.client.request.start', (msg) => {
+  const req = (msg as { request: ClientRequest }).request;
+  countRequest(req.method, `${req.protocol}//${String(req.getHeader('host') ?? req.host)}`);
+});
+subscribe('undici:request:create', (msg) => {
+  const req = (msg as { request: { method: string; origin: string } }).request;
+  countRequest(req.method, String(req.origin));
+});
+subscribe('net.client.socket', () => {
+  counts.tcpConnects += 1;
+});
+
+process.on('message', (m: unknown) => {
+  if ((m as { probe?: string } | null)?.probe !== 'counts') return;
+  const cpu = process.cpuUsage();
+  process.send?.({ probe: 'counts', counts: { ...counts, byKind: { ...counts.byKind }, httpRequests: { ...counts.httpRequests }, cpuUs: cpu.user + cpu.system, sysUs: cpu.system } });
+});
+// The channel must not keep the service alive when it is told to stop.
+process.channel?.unref();
