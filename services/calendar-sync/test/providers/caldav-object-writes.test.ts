@@ -199,7 +199,7 @@ describe('CalDAV event writes', () => {
       hang = true; // never answers
     });
     try {
-      // Until a request goes out on a connection used before (the agent may have opened a second one meanwhile).
+      // Until a request goes out on a connection used before (undici may open a second one meanwhile).
       for (let i = 0; i < 6 && cutOff === 0; i++) await provider.putEvent(access(dav.url), event);
       expect(cutOff).toBe(1); // that write succeeded all the same: sent again on another connection
 
