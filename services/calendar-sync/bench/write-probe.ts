@@ -2,7 +2,7 @@
 // process does, and answers the counts over the IPC channel when asked ({ probe: 'counts' }).
 // - Postgres: every query the pg client sends (round trips), the statements in it, by kind (the verb and
 //   its object, EXECUTE by statement name), BEGINs and COMMITs.
-// - HTTP: requests the process starts (node:http and undici, by method and origin) and TCP connections it opens.
+// - HTTP: requests the process starts (node:http, by method and port) and TCP connections it opens.
 // - CPU: process.cpuUsage() of the whole process.
 // A measuring tool only: nothing of it is in the service.
 import { subscribe } from 'node:diagnostics_channel';
@@ -57,18 +57,10 @@ const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   return query.apply(this, args);
 };
 
-const countRequest = (method: string, origin: string) => {
-  const key = `${method} ${origin}`;
-  counts.httpRequests[key] = (counts.httpRequests[key] ?? 0) + 1;
-};
-// node:http (got, and so tsdav's requests) and undici (the object writes, the internal client) alike.
 subscribe('http.client.request.start', (msg) => {
   const req = (msg as { request: ClientRequest }).request;
-  countRequest(req.method, `${req.protocol}//${String(req.getHeader('host') ?? req.host)}`);
-});
-subscribe('undici:request:create', (msg) => {
-  const req = (msg as { request: { method: string; origin: string } }).request;
-  countRequest(req.method, String(req.origin));
+  const key = `${req.method} :${String((req as unknown as { host?: string }).host ?? '')}${(req.getHeader('host') as string | undefined)?.replace(/^[^:]*/, '') ?? ''}`;
+  counts.httpRequests[key] = (counts.httpRequests[key] ?? 0) + 1;
 });
 subscribe('net.client.socket', () => {
   counts.tcpConnects += 1;

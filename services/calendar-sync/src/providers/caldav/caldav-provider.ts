@@ -19,9 +19,8 @@ import {
   type VerifyInput,
   type WrittenEvent,
 } from '../../domain/calendar-provider';
-import { asProviderError, davFetch, FOREIGN_ORIGIN, statusError, transportError } from './dav-fetch';
+import { asProviderError, davFetch, statusError } from './dav-fetch';
 import { CALDAV_TARGET_RULES, createHttpFetch, type HttpFetch } from './http-fetch';
-import { createObjectTransport, type ObjectAnswer, type ObjectTransport } from './object-transport';
 import { eventsInWindow } from './ical-events';
 import { toICalendar } from './ical-write';
 
@@ -70,18 +69,15 @@ function calendarDataOf(r: DAVResponse): string | undefined {
 export class CalDavProvider implements CalendarProvider {
   private readonly now: () => Date;
   private readonly http: HttpFetch & { close(): void };
-  private readonly objects: ObjectTransport;
 
   constructor(private readonly opts: CalDavProviderOptions) {
     this.now = opts.now ?? (() => new Date());
     this.http = createHttpFetch({ mode: opts.mode, resolveAll: opts.resolveAll });
-    this.objects = createObjectTransport({ mode: opts.mode, resolveAll: opts.resolveAll });
   }
 
   /** Drops the kept-alive connections to calendar servers. */
   close(): void {
     this.http.close();
-    this.objects.close();
   }
 
   /**
@@ -93,8 +89,8 @@ export class CalDavProvider implements CalendarProvider {
     urls: Array<string | null>,
     otherwise: ProviderErrorKind,
     op: (f: typeof fetch) => Promise<T>,
-    signal: AbortSignal = AbortSignal.timeout(this.opts.timeoutMs),
   ): Promise<T> {
+    const signal = AbortSignal.timeout(this.opts.timeoutMs);
     const origins = urls.filter((u): u is string => u !== null);
     try {
       return await op(davFetch(creds, signal, { fetch: this.http, origins }));
@@ -199,90 +195,32 @@ export class CalDavProvider implements CalendarProvider {
     });
   }
 
-  /**
-   * One PUT or DELETE of a calendar object on the object transport (object-transport.ts), with what
-   * davFetch does for tsdav's requests: the credentials only to the origins of the URLs the operator
-   * gave, one deadline, 401 → auth_failed, 429 / 5xx → unavailable, every way of not reaching the server
-   * → unavailable. `redirected`: the server answered a 3xx, which only the tsdav path follows (same
-   * origin only); the caller sends the request again through it, under the same deadline.
-   */
-  private async sendObject(
-    access: CalendarAccess,
-    method: 'PUT' | 'DELETE',
-    objectUrl: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    signal: AbortSignal,
-  ): Promise<ObjectAnswer | 'redirected'> {
-    const url = new URL(objectUrl);
-    const origins = [access.url, access.calendarUrl].map((u) => new URL(u).origin);
-    if (!origins.includes(url.origin)) throw new ProviderError('unavailable', FOREIGN_ORIGIN);
-    const authorization = `Basic ${Buffer.from(`${access.username}:${access.password}`, 'utf8').toString('base64')}`;
-    let answer: ObjectAnswer;
-    try {
-      answer = await this.objects.send(method, url, { ...headers, authorization }, body, signal);
-    } catch (err) {
-      throw transportError(err, signal);
-    }
-    if (answer.status === 401) throw new ProviderError('auth_failed', 'the server refused the credentials (401)');
-    if (answer.status === 429 || answer.status >= 500) throw new ProviderError('unavailable', `the server answered ${answer.status}`);
-    if (answer.status >= 300 && answer.status < 400) return 'redirected';
-    return answer;
+  putEvent(access: CalendarAccess, event: OutgoingEvent): Promise<WrittenEvent> {
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', async (f) => {
+      const calendar = { url: ensureTrailingSlash(access.calendarUrl) };
+      const objectUrl = new URL(encodeURIComponent(event.objectName), calendar.url).href;
+      const ics = toICalendar(event, this.now());
+      // If-None-Match: * (tsdav): a second create of the same name is refused with 412 instead of
+      // making a duplicate; the object is this service's own, so it is then simply replaced.
+      let res = await createCalendarObject({ calendar, filename: encodeURIComponent(event.objectName), iCalString: ics, fetch: f });
+      if (res.status === 412) {
+        await res.body?.cancel();
+        res = await updateCalendarObject({ calendarObject: { url: objectUrl, data: ics }, fetch: f });
+      }
+      await res.text().catch(() => undefined);
+      if (res.status === 409) throw new ProviderError('calendar_not_found', 'the calendar collection does not exist (409)');
+      if (!res.ok) throw statusError(res.status, 'event write');
+      return { objectUrl, etag: res.headers.get('etag') };
+    });
   }
 
-  async putEvent(access: CalendarAccess, event: OutgoingEvent): Promise<WrittenEvent> {
-    const calendar = { url: ensureTrailingSlash(access.calendarUrl) };
-    const objectUrl = new URL(encodeURIComponent(event.objectName), calendar.url).href;
-    const ics = toICalendar(event, this.now());
-    const signal = AbortSignal.timeout(this.opts.timeoutMs);
-    const headers = { 'content-type': 'text/calendar; charset=utf-8' };
-    // If-None-Match: * (as tsdav's createCalendarObject): a second create of the same name is refused
-    // with 412 instead of making a duplicate; the object is this service's own, so it is then simply replaced.
-    let res = await this.sendObject(access, 'PUT', objectUrl, { ...headers, 'if-none-match': '*' }, ics, signal);
-    if (res !== 'redirected' && res.status === 412) res = await this.sendObject(access, 'PUT', objectUrl, headers, ics, signal);
-    if (res === 'redirected') res = await this.putThroughTsdav(access, calendar, objectUrl, event.objectName, ics, signal);
-    if (res.status === 409) throw new ProviderError('calendar_not_found', 'the calendar collection does not exist (409)');
-    if (res.status < 200 || res.status > 299) throw statusError(res.status, 'event write');
-    return { objectUrl, etag: res.etag };
-  }
-
-  /** The same write through tsdav and got, which follow a redirect within the origin (rare: the object transport answered a 3xx). */
-  private putThroughTsdav(access: CalendarAccess, calendar: { url: string }, objectUrl: string, objectName: string, ics: string, signal: AbortSignal): Promise<ObjectAnswer> {
-    return this.run(
-      access,
-      [access.url, access.calendarUrl],
-      'rejected',
-      async (f) => {
-        let res = await createCalendarObject({ calendar, filename: encodeURIComponent(objectName), iCalString: ics, fetch: f });
-        if (res.status === 412) {
-          await res.body?.cancel();
-          res = await updateCalendarObject({ calendarObject: { url: objectUrl, data: ics }, fetch: f });
-        }
-        await res.text().catch(() => undefined);
-        return { status: res.status, etag: res.headers.get('etag') };
-      },
-      signal,
-    );
-  }
-
-  async deleteEvent(access: CalendarAccess, objectUrl: string): Promise<void> {
-    const signal = AbortSignal.timeout(this.opts.timeoutMs);
-    let res = await this.sendObject(access, 'DELETE', objectUrl, {}, undefined, signal);
-    if (res === 'redirected') {
-      res = await this.run(
-        access,
-        [access.url, access.calendarUrl],
-        'rejected',
-        async (f) => {
-          const answer = await deleteCalendarObject({ calendarObject: { url: objectUrl }, fetch: f });
-          await answer.text().catch(() => undefined);
-          return { status: answer.status, etag: null };
-        },
-        signal,
-      );
-    }
-    // Already gone (deleted by hand, or a retried delete): the calendar matches.
-    if ((res.status >= 200 && res.status < 300) || res.status === 404 || res.status === 410) return;
-    throw statusError(res.status, 'event delete');
+  deleteEvent(access: CalendarAccess, objectUrl: string): Promise<void> {
+    return this.run(access, [access.url, access.calendarUrl], 'rejected', async (f) => {
+      const res = await deleteCalendarObject({ calendarObject: { url: objectUrl }, fetch: f });
+      await res.text().catch(() => undefined);
+      // Already gone (deleted by hand, or a retried delete): the calendar matches.
+      if (res.ok || res.status === 404 || res.status === 410) return;
+      throw statusError(res.status, 'event delete');
+    });
   }
 }

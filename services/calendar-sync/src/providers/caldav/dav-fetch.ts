@@ -3,7 +3,7 @@ import { ProviderError, type ProviderErrorKind } from '../../domain/calendar-pro
 import { CrossOriginRedirectError, type HttpFetch } from './http-fetch';
 
 /** Why a request was not sent: its URL is on an origin the credentials were not given for. */
-export const FOREIGN_ORIGIN = 'the server sent the client to another origin';
+const FOREIGN_ORIGIN = 'the server sent the client to another origin';
 
 /**
  * The fetch every tsdav call of one operation goes through (got with the outbound address policy, http-fetch.ts): it adds the Basic credentials, bounds the
@@ -53,7 +53,7 @@ async function discard(res: Response, kind: ProviderErrorKind, message: string):
  * time: calendar-connections.ts): refused, reset, timed out, no DNS answer, a TLS failure, an address
  * the policy refuses, a redirect to another origin. Only the message, for the logs, tells them apart.
  */
-export function transportError(err: unknown, signal: AbortSignal): ProviderError {
+function transportError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
   const message = signal.aborted
     ? 'the server did not answer in time'
