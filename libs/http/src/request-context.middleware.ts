@@ -47,6 +47,18 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
     const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
     runWithRequestContext(ctx, logContext, () => next());
   };
+  // Made once, not per request (a build that keeps function names would name each closure).
+  const accept = (ctx: RequestContext, res: ServerResponse, next: (err?: unknown) => void, claims: CallerClaims) => {
+    applyCredential(ctx, claims);
+    res.setHeader('X-Request-Id', ctx.requestId);
+    proceed(ctx, next);
+  };
+  const refuse = (ctx: RequestContext, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void, err: unknown) => {
+    res.setHeader('X-Request-Id', ctx.requestId);
+    // The reason goes to the log only: the caller learns no more than "not a valid credential".
+    opts.logger.warn('internal credential refused', { reason: err instanceof CredentialRefused ? err.reason : 'error', method: req.method });
+    runWithContext({ request_id: ctx.requestId }, () => next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' })));
+  };
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const ctx = initRequestContext(req);
@@ -74,26 +86,18 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
     }
     const header = req.headers[INTERNAL_CREDENTIAL_HEADER];
     const credential = typeof header === 'string' ? header : undefined;
-    const accept = (claims: CallerClaims) => {
-      applyCredential(ctx, claims);
-      res.setHeader('X-Request-Id', ctx.requestId);
-      proceed(ctx, next);
-    };
-    const refuse = (err: unknown) => {
-      res.setHeader('X-Request-Id', ctx.requestId);
-      // The reason goes to the log only: the caller learns no more than "not a valid credential".
-      opts.logger.warn('internal credential refused', { reason: err instanceof CredentialRefused ? err.reason : 'error', method: req.method });
-      runWithContext({ request_id: ctx.requestId }, () => next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' })));
-    };
     // Every credential this system's signers make is checked at once (no promise, no tick); verify()
     // takes what only jose can decide.
-    let now: CallerClaims | undefined;
+    let claims: CallerClaims | undefined;
     try {
-      now = verifier.verifyNow?.(credential);
+      claims = verifier.verifyNow?.(credential);
     } catch (err) {
-      return refuse(err);
+      return refuse(ctx, req, res, next, err);
     }
-    if (now !== undefined) return accept(now);
-    verifier.verify(credential).then(accept, refuse);
+    if (claims !== undefined) return accept(ctx, res, next, claims);
+    verifier.verify(credential).then(
+      (verified) => accept(ctx, res, next, verified),
+      (err: unknown) => refuse(ctx, req, res, next, err),
+    );
   };
 }

@@ -12,7 +12,9 @@
  * the figure is the hop itself; 5000, the default of a deployment, adds the recomputations of the
  * expiries). BENCH_PIN=1 pins availability to CPU 1 and this process (the load generator) to CPU 0.
  * BENCH_PROFILE_DIR writes a CPU profile of the availability process there. BENCH_LOG_LEVEL (default
- * info, as `npm start` and the whole-system benches run) sets LOG_LEVEL.
+ * info, as `npm start` and the whole-system benches run) sets LOG_LEVEL. BENCH_BUILT=1 runs the
+ * service's bundle (dist/main.js, `node scripts/build.mjs`) as the image and the whole-system benches
+ * do, instead of its source through tsx.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +25,7 @@ import { newId, toTimestamp } from '@sched/contracts';
 import { cleanupAmqpPrefix, createTestDatabase, internalAuthorization, testAmqp, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { BENCH, makeFixture } from './fixture';
 import { addDays, localDateOf } from '../src/domain/local-time';
-import { freePort, listeningPort, ROOT, startChild, waitReady, type Child } from './processes';
+import { freePort, listeningPort, ROOT, startChild, startService, waitReady, type Child } from './processes';
 
 const CONNECTIONS = 50;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30_000);
@@ -61,9 +63,8 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const availability = startChild(
-      path.join(ROOT, 'services/availability/src/main.ts'),
-      [],
+    const availability = startService(
+      'availability',
       {
         HOST: '127.0.0.1',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -96,8 +97,14 @@ async function main(): Promise<void> {
       [ws, hostId, evt, fx.bookings.map(() => newId('bkg')), fx.bookings.map((b) => new Date(b.start)), fx.bookings.map((b) => new Date(b.end))],
     );
 
-    // As the gateway forwards it: one credential for the whole run (the longest lifetime a verifier accepts).
-    const asGateway = await internalAuthorization('availability', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_bench', scopes: ['slots:read'] }, { ttlSeconds: 290 });
+    // The headers the gateway forwards with (libs/http forward-client.ts), with one credential for the
+    // whole run (the longest lifetime a verifier accepts) and its request id.
+    const requestId = 'req_benchAAAAAAAAAAAAAAAAAAAA';
+    const asGateway = {
+      'user-agent': 'sched-internal',
+      'x-request-id': requestId,
+      ...(await internalAuthorization('availability', { principal: 'api_key', workspaceId: ws, apiKeyId: 'key_bench', scopes: ['slots:read'], requestId }, { ttlSeconds: 290 })),
+    };
     const slots = `${url}/v1/event-types/${evt}/slots?from=${fx.from}&to=${fx.to}&timezone=${encodeURIComponent(BENCH.timezone)}`;
     const probe = await fetch(slots, { headers: asGateway });
     const probeBody = await probe.text();

@@ -8,17 +8,18 @@
  * per request: on a shared machine that figure moves much less than the latencies. BENCH_PROFILE_DIR
  * writes a CPU profile of the gateway there; BENCH_ONLY=get or post runs one of the two; BENCH_PIN=1
  * pins the gateway to CPU 1 and the load generator with the stubs to CPU 0 (taskset); BENCH_REQUESTS
- * makes each run a fixed number of requests instead. Not part of `pnpm bench`: a locator for the gateway's own
+ * makes each run a fixed number of requests instead; BENCH_BUILT=1 runs the gateway's bundle
+ * (dist/main.js, `node scripts/build.mjs`), as the image and the whole-system benches do, instead of
+ * its source through tsx. Not part of `pnpm bench`: a locator for the gateway's own
  * code (the Slots locator, services/availability/bench/slots.bench.ts, has the gateway row with the
  * real availability behind it).
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import { createTestDatabase, freePort, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
-import { startChild, waitReady, ROOT } from '../../availability/bench/processes';
+import { startService, waitReady } from '../../availability/bench/processes';
 
 const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -125,9 +126,8 @@ async function main(): Promise<void> {
   const stub = await startStub();
   const [port, opsPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const gateway = startChild(
-    path.join(ROOT, 'services/gateway/src/main.ts'),
-    [],
+  const gateway = startService(
+    'gateway',
     {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'error',
