@@ -104,6 +104,7 @@ async function measure(pid: number, db: TestDatabase, opts: Options) {
   const cpu = cpuMs(pid) - before;
   const total = Math.max(1, r.requests.total);
   return {
+    requests: r.requests.total,
     requests_per_s: Math.round(r.requests.average),
     p50_ms: r.latency.p50,
     non_2xx_or_errors: r.non2xx + r.errors + r.timeouts,
