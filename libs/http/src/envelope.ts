@@ -23,13 +23,14 @@ const DATA_OPEN_BYTES = Buffer.from('{"data":', 'latin1');
 
 /**
  * sendData for data already serialised (an answer served from a cache): `dataJson` must be the JSON
- * text of the data; the envelope around it is the same as sendData's. The pieces go to the socket as
- * they are: a cached answer is tens of KB, and a new string of it per request (then its UTF-8 copy)
- * would be most of the GC work.
+ * text of the data, or its UTF-8 bytes; the envelope around it is the same as sendData's. The pieces go
+ * to the socket as they are: a cached answer is tens of KB, and a new string of it per request (then
+ * its UTF-8 copy) would be most of the GC work. Bytes are sent as given (a cache that keeps an
+ * answer's bytes has it encoded once); a text is encoded once for as long as the same text comes again.
  */
-export function sendDataJson(res: ServerResponse, status: number, dataJson: string): void {
+export function sendDataJson(res: ServerResponse, status: number, dataJson: string | Buffer): void {
   res.setHeader('Content-Type', JSON_UTF8);
-  sendText(res, status, [DATA_OPEN_BYTES, utf8Of(dataJson), `,"meta":{"request_id":${JSON.stringify(requestIdOf(res))}}}`]);
+  sendText(res, status, [DATA_OPEN_BYTES, typeof dataJson === 'string' ? utf8Of(dataJson) : dataJson, `,"meta":{"request_id":${JSON.stringify(requestIdOf(res))}}}`]);
 }
 
 /**

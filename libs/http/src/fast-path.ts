@@ -48,13 +48,20 @@ interface Compiled {
 
 /** A segment the fast path accepts: nothing that percent-decoding, letter case or dots could make ambiguous. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
+/** A path of such segments only, each after one '/'. */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
-/** The pattern of the route a fast-path request entered (for the metrics label and the error log). */
-const entered = new WeakMap<IncomingMessage, string>();
+/**
+ * The pattern of the route a fast-path request entered (for the metrics label and the error log),
+ * kept on the request under a symbol of this module: no other code can name it, and it goes with the
+ * request. (A WeakMap of requests measured about 0.7 µs per request: an ephemeron entry made per request.)
+ */
+const ENTERED = Symbol('sched.fastRoute');
+type Entered = IncomingMessage & { [ENTERED]?: string };
 
 /** The route pattern the fast path matched for this request, once its `before` steps let it in. */
 export function fastRouteOf(req: IncomingMessage): string | undefined {
-  return entered.get(req);
+  return (req as Entered)[ENTERED];
 }
 
 /**
@@ -98,7 +105,7 @@ function compile(routes: readonly FastRoute[], before: readonly FastStep[]): Com
     const pattern = route.pattern;
     // Past `before`, the router would have matched the route: from here its pattern labels the request.
     const enter: FastStep = (req, _res, next) => {
-      entered.set(req, pattern);
+      (req as Entered)[ENTERED] = pattern;
       next();
     };
     const compiled: Compiled = {
@@ -153,12 +160,12 @@ export function fastPathListener(opts: FastPathOptions): RequestListener {
 
   function match(byLength: Map<number, Compiled[]>, url: string): [Compiled, Record<string, string>] | undefined {
     const q = url.indexOf('?');
-    const segments = (q < 0 ? url : url.slice(0, q)).split('/');
-    // A path starts with '/': segments[0] is ''.
-    if (segments[0] !== '') return undefined;
+    const path = q < 0 ? url : url.slice(0, q);
+    // One test for the whole path: '/' then plain segments (so segments[0] is '' and no segment is empty).
+    if (!PLAIN_PATH.test(path)) return undefined;
+    const segments = path.split('/');
     const candidates = byLength.get(segments.length - 1);
     if (!candidates) return undefined;
-    for (let i = 1; i < segments.length; i++) if (!PLAIN_SEGMENT.test(segments[i]!)) return undefined;
     // Registration order, like the router: the first route whose literals all match.
     for (const compiled of candidates) {
       let ok = true;

@@ -3,7 +3,7 @@ import { DomainError } from '@sched/contracts';
 import { runWithContext, type Logger } from '@sched/logger';
 import { fastRouteOf, type FastStep } from './fast-path';
 import type { HttpMetrics } from './http-metrics';
-import { CredentialRefused, INTERNAL_CREDENTIAL_HEADER, type CredentialVerifier } from './internal-credential';
+import { CredentialRefused, INTERNAL_CREDENTIAL_HEADER, type CallerClaims, type CredentialVerifier } from './internal-credential';
 import { applyCredential, initRequestContext, runWithRequestContext, type RequestContext } from './request-context';
 import { OPEN_ROUTES } from './route-access';
 
@@ -47,6 +47,18 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
     const logContext = ctx.workspaceId ? { request_id: ctx.requestId, workspace_id: ctx.workspaceId } : { request_id: ctx.requestId };
     runWithRequestContext(ctx, logContext, () => next());
   };
+  // Made once, not per request (a build that keeps function names would name each closure).
+  const accept = (ctx: RequestContext, res: ServerResponse, next: (err?: unknown) => void, claims: CallerClaims) => {
+    applyCredential(ctx, claims);
+    res.setHeader('X-Request-Id', ctx.requestId);
+    proceed(ctx, next);
+  };
+  const refuse = (ctx: RequestContext, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void, err: unknown) => {
+    res.setHeader('X-Request-Id', ctx.requestId);
+    // The reason goes to the log only: the caller learns no more than "not a valid credential".
+    opts.logger.warn('internal credential refused', { reason: err instanceof CredentialRefused ? err.reason : 'error', method: req.method });
+    runWithContext({ request_id: ctx.requestId }, () => next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' })));
+  };
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const ctx = initRequestContext(req);
@@ -73,18 +85,19 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
       return proceed(ctx, next);
     }
     const header = req.headers[INTERNAL_CREDENTIAL_HEADER];
-    verifier.verify(typeof header === 'string' ? header : undefined).then(
-      (claims) => {
-        applyCredential(ctx, claims);
-        res.setHeader('X-Request-Id', ctx.requestId);
-        proceed(ctx, next);
-      },
-      (err: unknown) => {
-        res.setHeader('X-Request-Id', ctx.requestId);
-        // The reason goes to the log only: the caller learns no more than "not a valid credential".
-        opts.logger.warn('internal credential refused', { reason: err instanceof CredentialRefused ? err.reason : 'error', method: req.method });
-        runWithContext({ request_id: ctx.requestId }, () => next(new DomainError('unauthenticated', { message: 'A valid internal credential is required.' })));
-      },
+    const credential = typeof header === 'string' ? header : undefined;
+    // Every credential this system's signers make is checked at once (no promise, no tick); verify()
+    // takes what only jose can decide.
+    let claims: CallerClaims | undefined;
+    try {
+      claims = verifier.verifyNow?.(credential);
+    } catch (err) {
+      return refuse(ctx, req, res, next, err);
+    }
+    if (claims !== undefined) return accept(ctx, res, next, claims);
+    verifier.verify(credential).then(
+      (verified) => accept(ctx, res, next, verified),
+      (err: unknown) => refuse(ctx, req, res, next, err),
     );
   };
 }

@@ -56,8 +56,13 @@ export function resolveRequestId(header: string | string[] | undefined): string 
   return typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : newRequestId();
 }
 
-// A WeakMap rather than a field on `req`: no declaration merging on node's or express's types, nothing to leak.
-const contexts = new WeakMap<IncomingMessage, RequestContext>();
+/**
+ * Each request's context, on the request under a symbol of this module: no other code can name it,
+ * no declaration merging on node's or express's types, and it goes with the request (a WeakMap of
+ * requests measured about 0.7 µs per request: an ephemeron entry made for every one).
+ */
+const CONTEXT = Symbol('sched.requestContext');
+type WithContext = IncomingMessage & { [CONTEXT]?: RequestContext };
 /**
  * The context of the request being handled, for the internal clients its handlers call (onBehalfOf),
  * rides in the logger's async context under a symbol: runWithContext copies the store with its symbol
@@ -77,7 +82,7 @@ export function initRequestContext(req: IncomingMessage): RequestContext {
   const idempotencyKey = req.headers[CONTEXT_HEADERS.idempotencyKey];
   // The raw header is kept (even if malformed) so the idempotency layer can reject it with 400.
   if (typeof idempotencyKey === 'string') ctx.idempotencyKey = idempotencyKey;
-  contexts.set(req, ctx);
+  (req as WithContext)[CONTEXT] = ctx;
   return ctx;
 }
 
@@ -135,7 +140,7 @@ function onBehalfOfContext(ctx: RequestContext | undefined, overrides: Partial<O
 
 /** The context of a request handled by an app from createHttpApp. */
 export function requestContext(req: IncomingMessage): RequestContext {
-  return contexts.get(req) ?? initRequestContext(req);
+  return (req as WithContext)[CONTEXT] ?? initRequestContext(req);
 }
 
 /**

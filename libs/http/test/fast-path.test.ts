@@ -192,7 +192,10 @@ describe('fast path', () => {
     expect(JSON.parse((await get('/things/a%20b')).body).data.params).toEqual({ id: 'a b' });
     expect((await get('/THINGS/abc')).status).toBe(200);
     expect((await get('/nothing/here')).status).toBe(404);
+    // Empty segments and dot segments: the router decides what they match.
+    for (const path of ['//things/abc', '/things//abc', '/things/abc//', '/', '/things/./abc', '/things/a.b']) await get(path);
     expect(kinds.slice(seen).every((k) => k === 'express')).toBe(true);
+    expect(kinds.length - seen).toBe(13);
   });
 
   const json = (value: unknown) => Buffer.from(JSON.stringify(value));

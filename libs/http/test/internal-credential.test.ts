@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import request from 'supertest';
 import { SignJWT } from 'jose';
 import {
@@ -197,5 +198,122 @@ describe('each route says who may call it', () => {
     expect(() => missing.route('GET', '/v1/things', (_req, res) => res.end())).toThrow(/route GET \/v1\/things has no access rule/);
     const stale = testApp({ service: 'things', internalAuth: { verifier, access: { 'GET /v1/gone': apiKeyWith('bookings:read') } } });
     expect(() => stale.finalize()).toThrow(/access rules for routes it does not have: GET \/v1\/gone/);
+  });
+});
+
+describe('verifying at once (verifyNow) answers exactly what jose answers', () => {
+  const NOW_S = 1_790_000_000;
+  const SERVICE = 'things';
+  const raw = randomBytes(32);
+  const otherRaw = randomBytes(32);
+  const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64url');
+  const hmac = (key: Buffer, input: string) => createHmac('sha256', key).update(input).digest();
+
+  beforeEach(() => {
+    // Only the clock: jose reads `new Date()`, the fast path too; promises and timers stay real.
+    jest.useFakeTimers({ now: NOW_S * 1000 + 400, doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'clearImmediate', 'clearInterval', 'clearTimeout', 'hrtime', 'performance'] });
+  });
+  afterEach(() => jest.useRealTimers());
+
+  /** A claim's value: absent, or of every JSON type, the numbers around the edges of the time checks. */
+  const time = fc.oneof(
+    fc.integer({ min: -40, max: 40 }).map((d) => NOW_S + d),
+    fc.constantFrom(NOW_S - 5, NOW_S - 6, NOW_S + 5, NOW_S + 6, NOW_S + 0.5, NOW_S - 5.5, 0, -1, 1e300),
+  );
+  const anyJson = fc.oneof(fc.constant(null), fc.boolean(), fc.string({ maxLength: 4 }), fc.integer(), fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }), fc.object({ maxDepth: 1, maxKeys: 2 }));
+  /** A claim of a valid claims set: kept (most often), removed, or replaced by a usual or any JSON value. */
+  const REMOVE = Symbol('remove');
+  const claim = <T>(usual: fc.Arbitrary<T>) => fc.option(fc.oneof({ weight: 4, arbitrary: usual }, { weight: 1, arbitrary: anyJson }, { weight: 1, arbitrary: fc.constant(REMOVE) }), { nil: undefined, freq: 4 });
+  const valid: Record<string, unknown> = { prn: 'api_key', rid: 'req_1', wsp: 'wsp_a', key: 'key_a', scp: ['slots:read'], iss: 'gateway', aud: SERVICE, iat: NOW_S, exp: NOW_S + 30 };
+  const claims = fc
+    .record({
+      prn: claim(fc.constantFrom('api_key', 'admin', 'booking_page', 'service', 'root', '')),
+      rid: claim(fc.constantFrom('req_1', '')),
+      wsp: claim(fc.constantFrom('wsp_a', '')),
+      key: claim(fc.constant('key_a')),
+      scp: claim(fc.array(fc.constantFrom('slots:read', 'bookings:write'), { maxLength: 2 })),
+      inv: claim(fc.constant('biv_1')),
+      iss: claim(fc.constantFrom('gateway', '')),
+      aud: claim(fc.oneof(fc.constantFrom(SERVICE, 'booking', ''), fc.array(fc.constantFrom(SERVICE, 'booking'), { maxLength: 3 }))),
+      iat: claim(time),
+      exp: claim(time),
+      nbf: claim(time),
+    })
+    .map((changes) => {
+      const c: Record<string, unknown> = { ...valid };
+      for (const [name, value] of Object.entries(changes)) {
+        if (value === REMOVE) delete c[name];
+        else if (value !== undefined) c[name] = value;
+      }
+      return c;
+    });
+  /** The claims set's text: usually JSON of an object, sometimes another JSON value, not JSON, or not UTF-8. */
+  const payload = fc.oneof(
+    { weight: 12, arbitrary: claims.map((c) => b64(JSON.stringify(c))) },
+    { weight: 1, arbitrary: anyJson.map((v) => b64(JSON.stringify(v))) },
+    { weight: 1, arbitrary: fc.constantFrom('', b64('{"aud":'), b64(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), b64(' {"aud":"things"} '), 'e30', 'e30=', '!!') },
+  );
+  const knownHeader = b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: 'k1' }));
+  const header = fc.oneof(
+    { weight: 12, arbitrary: fc.constant(knownHeader) },
+    { weight: 1, arbitrary: fc.constantFrom(b64(JSON.stringify({ alg: 'HS256', kid: 'k1' })), b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: 'k2' })), b64(JSON.stringify({ alg: 'HS512', typ: 'JWT', kid: 'k1' })), b64('{"alg":"HS256","typ":"JWT","kid":"k1","crit":["x"]}'), '', 'e30') },
+  );
+  /** The signature: right, of another key, truncated, one character changed, padded, empty; the segments: three, two or four. */
+  const token = fc
+    .record({ header, payload, signature: fc.constantFrom('right', 'right', 'right', 'other', 'truncated', 'changed', 'padded', 'empty'), segments: fc.constantFrom(3, 3, 3, 3, 2, 4) })
+    .map(({ header, payload, signature, segments }) => {
+      const input = `${header}.${payload}`;
+      const right = b64(hmac(raw, input));
+      const sig = { right, other: b64(hmac(otherRaw, input)), truncated: right.slice(0, -2), changed: `${right[0] === 'A' ? 'B' : 'A'}${right.slice(1)}`, padded: `${right}A`, empty: '' }[signature];
+      return segments === 3 ? `${input}.${sig}` : segments === 2 ? input : `${input}.${sig}.x`;
+    });
+
+  const outcome = (p: Promise<unknown>) => p.then((claims) => ({ claims }), (err: unknown) => ({ refused: err instanceof CredentialRefused ? err.reason : String(err) }));
+
+  it('on generated tokens: the same claims or the same reason, and verifyNow answers every token with a header the signers write', async () => {
+    const keyRing = await parseInternalKeyRing(`k1:${raw.toString('base64')}`);
+    const fast = createCredentialVerifier({ service: SERVICE, ring: keyRing });
+    const jose = createCredentialVerifier({ service: SERVICE, ring: keyRing, joseOnly: true });
+    const seen = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(token, async (t) => {
+        const authorization = `Bearer ${t}`;
+        const expected = await outcome(jose.verify(authorization));
+        expect(await outcome(fast.verify(authorization))).toEqual(expected);
+        let now: unknown;
+        try {
+          now = fast.verifyNow!(authorization);
+          if (now !== undefined) now = { claims: now };
+        } catch (err) {
+          now = { refused: (err as CredentialRefused).reason };
+        }
+        // At once: a header the signers write, or a token the Authorization header cannot carry.
+        if (t.startsWith(`${knownHeader}.`) || !/^[A-Za-z0-9_.-]+$/.test(t)) expect(now).toEqual(expected);
+        else expect(now).toBeUndefined();
+        seen.add('claims' in expected ? 'valid' : expected.refused);
+      }),
+      { numRuns: 3000 },
+    );
+    // The generator reached every outcome.
+    expect([...seen].sort()).toEqual(['bad_signature', 'expired', 'invalid_claims', 'malformed', 'unknown_key', 'valid', 'wrong_audience']);
+  });
+
+  it('refuses the headers it needs no token for as verify() does (missing, malformed), at once', async () => {
+    const fast = createCredentialVerifier({ service: SERVICE, ring: await parseInternalKeyRing(`k1:${raw.toString('base64')}`) });
+    for (const [header, reason] of [[undefined, 'missing'], ['', 'missing'], ['Bearer', 'malformed'], ['Basic Zm9v', 'malformed'], ['Bearer a b', 'malformed'], ['Bearer a', undefined]] as const) {
+      let got: unknown;
+      try {
+        got = fast.verifyNow!(header);
+      } catch (err) {
+        got = (err as CredentialRefused).reason;
+      }
+      expect({ header, got }).toEqual({ header, got: reason });
+    }
+  });
+
+  it('accepts what the signers make, with the claims they were given', async () => {
+    const keyRing = await parseInternalKeyRing(`k1:${raw.toString('base64')}`);
+    const made = await createCredentialSigner({ service: 'gateway', ring: keyRing }).sign(SERVICE, apiKey);
+    expect(createCredentialVerifier({ service: SERVICE, ring: keyRing }).verifyNow!(`Bearer ${made}`)).toEqual({ caller: 'gateway', ...apiKey, invitationId: undefined });
   });
 });

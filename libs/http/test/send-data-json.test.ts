@@ -25,6 +25,9 @@ let port: number;
 beforeAll(async () => {
   const t = testApp();
   t.route('GET', '/json/:i', (req, res) => sendDataJson(res, 200, DATA[Number(req.params.i)]!));
+  // The same data as its UTF-8 bytes (what a cache of encoded answers gives).
+  const BYTES = DATA.map((d) => Buffer.from(d, 'utf8'));
+  t.route('GET', '/bytes/:i', (req, res) => sendDataJson(res, 200, BYTES[Number(req.params.i)]!));
   t.route('GET', '/created/:i', (req, res) => sendDataJson(res, 201, DATA[Number(req.params.i)]!));
   t.route('GET', '/old/:i', (req, res) => {
     res.status(200).type('application/json; charset=utf-8').send(WHOLE_TEXT(DATA[Number(req.params.i)]!, String(req.headers['x-request-id'])));
@@ -63,6 +66,9 @@ describe('sendDataJson', () => {
     expect(now.body.equals(before.body)).toBe(true);
     expect(JSON.parse(now.body.toString('utf8'))).toEqual({ data: JSON.parse(DATA[i]!), meta: { request_id: id } });
     expect(Number(now.headers.find((h) => h.startsWith('Content-Length'))!.split(': ')[1])).toBe(now.body.length);
+    const bytes = await get(`/bytes/${i}`, { 'x-request-id': id });
+    expect([bytes.status, bytes.headers]).toEqual([200, before.headers]);
+    expect(bytes.body.equals(before.body)).toBe(true);
   });
 
   it('sends each request its own data when different answers alternate', async () => {

@@ -12,6 +12,7 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
   }
-  function autocannon(opts: { url: string; connections: number; duration: number; headers?: Record<string, string> }): Promise<Result>;
+  /** `duration` in seconds, or `amount`: a fixed number of requests. */
+  function autocannon(opts: { url: string; connections: number; duration?: number; amount?: number; headers?: Record<string, string> }): Promise<Result>;
   export = autocannon;
 }

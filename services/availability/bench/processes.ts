@@ -13,7 +13,10 @@ export interface Child {
 
 /** A TypeScript entry point as its own node process (tsx), with its output kept for errors only. */
 export function startChild(entry: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return childOf(spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+function childOf(proc: ChildProcess): Child {
   const tail: string[] = [];
   for (const stream of [proc.stdout!, proc.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
@@ -35,6 +38,17 @@ export function startChild(entry: string, args: string[], env: Record<string, st
         proc.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * A service as its own process: with BENCH_BUILT=1 its bundle (`services/<name>/dist/main.js`, what
+ * the image and the whole-system benches run; `node scripts/build.mjs` makes it), else its source
+ * through tsx, whose transform keeps function names (a property definition per named closure made).
+ */
+export function startService(name: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
+  if (!process.env.BENCH_BUILT) return startChild(path.join(ROOT, 'services', name, 'src/main.ts'), [], env, nodeArgs);
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'services', name, 'dist/main.js')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return childOf(proc);
 }
 
 /** Resolves with the port a static-server child prints. */

@@ -1,5 +1,6 @@
-import { newId } from '@sched/contracts';
-import { makeBooking, waitFor } from '@sched/testing';
+import http from 'node:http';
+import { newId, SCOPES } from '@sched/contracts';
+import { internalAuthorization, makeBooking, waitFor } from '@sched/testing';
 import { bookingEvent, startSystem, Tenant, type System } from './support/system';
 
 // The service's clock: fixed, moved by the tests that are about time.
@@ -52,6 +53,39 @@ describe('Slots answer cache', () => {
     expect(a.body.data).toHaveLength(16);
     expect(b.body.meta.request_id).not.toBe(a.body.meta.request_id);
     expect(b.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  });
+
+  it('sends a cached answer byte for byte as it sent the computed one: status, headers and body (but the request id, the gateway\'s)', async () => {
+    await warm();
+    /** availability's raw answer to one credential (one request id): status, header lines but Date, body bytes. */
+    const raw = async (query: string) => {
+      const { authorization } = await internalAuthorization('availability', { principal: 'api_key', workspaceId: t.ws, apiKeyId: 'key_test', scopes: SCOPES, requestId: 'req_same' });
+      return new Promise<{ status: number; headers: string[]; body: Buffer }>((resolve, reject) => {
+        http
+          .get(`${sys.serviceUrl}/v1/event-types/${evt}/slots${query}`, { headers: { authorization } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const headers: string[] = [];
+              for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') headers.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+              resolve({ status: res.statusCode!, headers, body: Buffer.concat(chunks) });
+            });
+          })
+          .on('error', reject);
+      });
+    };
+    // A query not asked before: its first answer is computed, its second served from the cache.
+    const query = '?from=2026-06-08&to=2026-06-09&timezone=Asia%2FKolkata';
+    const before = calendarCalls();
+    const computed = await raw(query);
+    expect(calendarCalls()).toBe(before + 1);
+    const cached = await raw(query);
+    expect(calendarCalls()).toBe(before + 1);
+    expect(computed.status).toBe(200);
+    expect(cached.headers).toEqual(computed.headers);
+    expect(cached.body.equals(computed.body)).toBe(true);
+    expect(JSON.parse(cached.body.toString('utf8')).meta).toEqual({ request_id: 'req_same' });
+    expect(JSON.parse(cached.body.toString('utf8')).data.length).toBeGreaterThan(16);
   });
 
   it('shows a new Booking from the projection at once, and its cancellation too', async () => {

@@ -57,7 +57,7 @@ describe('listSlotsJson: requests for an answer being computed join it', () => {
     const all = await Promise.all(answers);
     expect(held.reads()).toBe(1);
     expect(new Set(all).size).toBe(1);
-    expect(JSON.parse(all[0]!)).toHaveLength(6); // 09:00–12:00, 30-minute slots
+    expect(JSON.parse(all[0]!.toString('utf8'))).toHaveLength(6); // 09:00–12:00, 30-minute slots
   });
 
   it('does not join a computation when something was invalidated after it started: that request computes its own', async () => {
@@ -106,8 +106,8 @@ describe('listSlotsJson: requests for an answer being computed join it', () => {
     await tick();
     held.release(); // the late request's own computation, started once the joined answer proved too old
     const [e, l] = await Promise.all([early, late]);
-    expect(JSON.parse(e)[0].start_at).toBe('2026-06-01T09:00:00.000Z');
-    expect(JSON.parse(l)[0].start_at).toBe('2026-06-01T09:30:00.000Z');
+    expect(JSON.parse(e.toString('utf8'))[0].start_at).toBe('2026-06-01T09:00:00.000Z');
+    expect(JSON.parse(l.toString('utf8'))[0].start_at).toBe('2026-06-01T09:30:00.000Z');
     expect(held.reads()).toBe(2);
   });
 

@@ -7,20 +7,25 @@
  * a Booking). Prints, per run, requests/s and the gateway process's CPU (user + system, from /proc)
  * per request: on a shared machine that figure moves much less than the latencies. BENCH_PROFILE_DIR
  * writes a CPU profile of the gateway there; BENCH_ONLY=get or post runs one of the two; BENCH_PIN=1
- * pins the gateway to CPU 1 and the load generator with the stubs to CPU 0 (taskset). Not part of `pnpm bench`: a locator for the gateway's own
+ * pins the gateway to CPU 1 and the load generator with the stubs to CPU 0 (taskset); BENCH_REQUESTS
+ * makes each run a fixed number of requests instead; BENCH_BUILT=1 runs the gateway's bundle
+ * (dist/main.js, `node scripts/build.mjs`), as the image and the whole-system benches do, instead of
+ * its source through tsx. Not part of `pnpm bench`: a locator for the gateway's own
  * code (the Slots locator, services/availability/bench/slots.bench.ts, has the gateway row with the
  * real availability behind it).
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import { createTestDatabase, freePort, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
-import { startChild, waitReady, ROOT } from '../../availability/bench/processes';
+import { startService, waitReady } from '../../availability/bench/processes';
 
 const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+/** BENCH_REQUESTS: a fixed number of requests per run instead of BENCH_DURATION_S (the same work before and after a change). */
+const AMOUNT = process.env.BENCH_REQUESTS ? Number(process.env.BENCH_REQUESTS) : undefined;
+const length = (): { duration?: number; amount?: number } => (AMOUNT ? { amount: AMOUNT } : { duration: DURATION_S });
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
 const log = (msg: string) => process.stderr.write(`[bench gateway] ${msg}\n`);
 
@@ -72,12 +77,14 @@ function startStub(): Promise<{ url: string; close(): void }> {
   );
 }
 
-function cpuMs(pid: number): number {
+/** CPU time (user + system, or one of them) a process has used so far, in ms, from /proc. */
+function cpuMs(pid: number, only?: 'user' | 'system'): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  const [user, system] = [Number(fields[11]), Number(fields[12])];
+  return ((only === 'user' ? user : only === 'system' ? system : user + system) * 1000) / 100;
 }
 
-type Options = { url: string; connections: number; duration: number; headers: Record<string, string>; method?: string; body?: string };
+type Options = { url: string; connections: number; duration?: number; amount?: number; headers: Record<string, string>; method?: string; body?: string };
 type Outcome = { requests: { total: number; average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number };
 const run = autocannon as unknown as (opts: Options) => Promise<Outcome>;
 
@@ -92,14 +99,17 @@ async function commits(db: TestDatabase): Promise<number> {
 async function measure(pid: number, db: TestDatabase, opts: Options) {
   const commitsBefore = await commits(db);
   const before = cpuMs(pid);
+  const systemBefore = cpuMs(pid, 'system');
   const r = await run(opts);
   const cpu = cpuMs(pid) - before;
   const total = Math.max(1, r.requests.total);
   return {
+    requests: r.requests.total,
     requests_per_s: Math.round(r.requests.average),
     p50_ms: r.latency.p50,
     non_2xx_or_errors: r.non2xx + r.errors + r.timeouts,
     gateway_cpu_us_per_request: Math.round((cpu * 1000) / total),
+    gateway_system_cpu_us_per_request: Math.round((cpuMs(pid, 'system') - systemBefore) * 1000 / total),
     // Rate-limit upserts (and anything else the gateway committed) per request.
     commits_per_request: Math.round(((await commits(db)) - commitsBefore) / total * 1000) / 1000,
   };
@@ -117,9 +127,8 @@ async function main(): Promise<void> {
   const stub = await startStub();
   const [port, opsPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const gateway = startChild(
-    path.join(ROOT, 'services/gateway/src/main.ts'),
-    [],
+  const gateway = startService(
+    'gateway',
     {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'error',
@@ -166,10 +175,10 @@ async function main(): Promise<void> {
     log('warming up');
     if (only !== 'post') await run({ ...slots, duration: 3 });
     if (only !== 'get') await run({ ...create, duration: 3 });
-    log('GET slots');
-    const get = only === 'post' ? undefined : await measure(pid, db, { ...slots, duration: DURATION_S });
-    log('POST bookings');
-    const post = only === 'get' ? undefined : await measure(pid, db, { ...create, duration: DURATION_S });
+    log(`GET slots${AMOUNT ? `: ${AMOUNT} requests` : ''}`);
+    const get = only === 'post' ? undefined : await measure(pid, db, { ...slots, ...length() });
+    if (only !== 'get') log('POST bookings');
+    const post = only === 'get' ? undefined : await measure(pid, db, { ...create, ...length() });
     process.stdout.write(`${JSON.stringify({ benchmark: 'gateway-forward', connections: CONNECTIONS, duration_s: DURATION_S, slots_get: get, booking_post: post })}\n`);
   } finally {
     await gateway.stop();

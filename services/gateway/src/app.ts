@@ -67,6 +67,7 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
 
   const v1Auth = apiKeyAuth({
     authenticate,
+    authenticateCached: authenticate.cached,
     addRequests: (keyId, start, n) => addRequests(counterPool, keyId, start, n),
     defaultPolicy: { limit: config.RATE_LIMIT_DEFAULT, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS },
     logger,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { digestsEqual, generateApiKey, hashApiKey, isWellFormedKey, keyHint, parseBearer } from '../src/domain/api-key';
 
 describe('API keys (decisions.md §3)', () => {
@@ -17,6 +18,9 @@ describe('API keys (decisions.md §3)', () => {
     const k = generateApiKey('live');
     const h = hashApiKey(k);
     expect(h).toMatch(/^[0-9a-f]{64}$/);
+    // Exactly the digest the stored keys were made with (a key made before must still be found).
+    expect(h).toBe(createHash('sha256').update(k, 'utf8').digest('hex'));
+    expect(hashApiKey('sk_test_0123456789abcdefghijABCDEFGHIJ01')).toBe('ff954b0334c6ead9d066c1f97fd7264cb3b552f0cc29128afaab6eb94efb5660');
     expect(h).not.toContain(k.slice(8));
     expect(digestsEqual(h, hashApiKey(k))).toBe(true);
     expect(digestsEqual(h, hashApiKey(generateApiKey('live')))).toBe(false);

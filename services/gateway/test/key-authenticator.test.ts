@@ -59,3 +59,31 @@ describe('key authenticator', () => {
     expect(findKeyByHash).toHaveBeenCalledTimes(2);
   });
 });
+
+describe('key authenticator, at once (cached)', () => {
+  it('answers from the cache without a lookup or a promise, and leaves a key it does not know to the lookup', async () => {
+    const findKeyByHash = jest.fn(async (hash: string) => (hash === stored.keyHash ? stored : null));
+    const auth = createKeyAuthenticator({ findKeyByHash, cache: new TtlCache(5000) });
+    expect(auth.cached(`Bearer ${key}`)).toBeUndefined();
+    expect(findKeyByHash).toHaveBeenCalledTimes(0);
+    await auth(`Bearer ${key}`);
+    expect(auth.cached(`Bearer ${key}`)).toMatchObject({ id: 'key_1', workspaceId: 'wsp_1' });
+    expect(findKeyByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses at once what the lookup would refuse: a malformed header, a key known to be unknown, a revoked or expired key', async () => {
+    const other = generateApiKey('test');
+    const revoked = generateApiKey('live');
+    const expired = generateApiKey('live');
+    const rows: Record<string, StoredKey> = {
+      [hashApiKey(revoked)]: { ...stored, id: 'key_r', keyHash: hashApiKey(revoked), revokedAt: new Date('2020-01-01T00:00:00Z') },
+      [hashApiKey(expired)]: { ...stored, id: 'key_e', keyHash: hashApiKey(expired), expiresAt: new Date('2020-01-01T00:00:00Z') },
+    };
+    const auth = createKeyAuthenticator({ findKeyByHash: async (hash) => rows[hash] ?? null, cache: new TtlCache(5000) });
+    for (const header of [undefined, '', 'Bearer', 'Basic abc', `Bearer ${key}x`]) expect(() => auth.cached(header)).toThrow(expect.objectContaining({ code: 'unauthenticated' }));
+    for (const k of [other, revoked, expired]) {
+      await expect(auth(`Bearer ${k}`)).rejects.toMatchObject({ code: 'unauthenticated' });
+      expect(() => auth.cached(`Bearer ${k}`)).toThrow(expect.objectContaining({ code: 'unauthenticated' }));
+    }
+  });
+});

@@ -108,15 +108,23 @@ export async function listSlots(sources: SlotSources, workspaceId: string, event
 /** An answer being computed, for the requests that arrive meanwhile with the same key. */
 interface SlotsFlight {
   ticket: SlotsCacheTicket;
-  answer: Promise<{ json: string; hostId: string; changesAt: number }>;
+  answer: Promise<{ json: Buffer; hostId: string; changesAt: number }>;
 }
 
 /** Per cache (one per process): the answers being computed, by cache key. */
 const flights = new WeakMap<SlotsCache, Map<string, SlotsFlight>>();
 
 /**
- * The same answer as listSlots, as the JSON text of its Slot array, from `cache` when it holds a
- * valid one. Errors (unknown or unbookable Event Type, calendar unavailable) are never cached.
+ * The answer `cache` holds for this query now (the UTF-8 bytes of its Slot array's JSON text), or
+ * undefined: listSlotsJson's cache hit, without a promise, for a caller that answers a hit at once.
+ */
+export function cachedSlotsJson(cache: SlotsCache, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Buffer | undefined {
+  return cache.get(slotsCacheKey(workspaceId, eventTypeId, query.from, query.to, query.timezone), now.getTime());
+}
+
+/**
+ * The same answer as listSlots, as the UTF-8 bytes of its Slot array's JSON text (what a cache hit
+ * sends as it is, without encoding it again), from `cache` when it holds a valid one. Errors (unknown or unbookable Event Type, calendar unavailable) are never cached.
  *
  * When an answer expires under load, every request for it would otherwise compute it at once. A
  * request that finds the same key being computed joins that computation instead, when its answer is
@@ -125,7 +133,7 @@ const flights = new WeakMap<SlotsCache, Map<string, SlotsFlight>>();
  * entering the minimum notice). Otherwise it computes its own. A joined computation's error is this
  * request's too, as it would be had it computed at the same moment.
  */
-export async function listSlotsJson(cache: SlotsCache, sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<string> {
+export async function listSlotsJson(cache: SlotsCache, sources: SlotSources, workspaceId: string, eventTypeId: string, query: ListSlotsQuery, now: Date): Promise<Buffer> {
   const key = slotsCacheKey(workspaceId, eventTypeId, query.from, query.to, query.timezone);
   const at = now.getTime();
   const hit = cache.get(key, at);
@@ -142,7 +150,7 @@ export async function listSlotsJson(cache: SlotsCache, sources: SlotSources, wor
   const ticket = cache.ticket(key, at);
   const flight: SlotsFlight = {
     ticket,
-    answer: computeSlots(sources, workspaceId, eventTypeId, query, now).then((a) => ({ json: JSON.stringify(a.slots), hostId: a.hostId, changesAt: a.changesAt })),
+    answer: computeSlots(sources, workspaceId, eventTypeId, query, now).then((a) => ({ json: Buffer.from(JSON.stringify(a.slots), 'utf8'), hostId: a.hostId, changesAt: a.changesAt })),
   };
   inFlight.set(key, flight);
   try {

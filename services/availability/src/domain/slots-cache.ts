@@ -10,15 +10,15 @@
  * notice, so an answer never outlives that moment (`expiresAt` of `put`).
  */
 export interface SlotsCache {
-  /** The JSON of a valid answer, or undefined. */
-  get(key: string, now: number): string | undefined;
+  /** A valid answer (the UTF-8 bytes of its JSON text, as put), or undefined. */
+  get(key: string, now: number): Buffer | undefined;
   /** Call before reading the inputs of an answer for `key`. */
   ticket(key: string, now: number): SlotsCacheTicket;
   /**
    * Stores an answer computed after `ticket` was taken, for the host it was computed for, unless
    * that host's inputs changed meanwhile or it is already expired. True if stored.
    */
-  put(ticket: SlotsCacheTicket, hostId: string, json: string, expiresAt: number, now: number): boolean;
+  put(ticket: SlotsCacheTicket, hostId: string, json: Buffer, expiresAt: number, now: number): boolean;
   /**
    * Whether an answer computed from inputs read after `ticket` may still be served at `now`, as a
    * stored one would be: the cache is serving, nothing was invalidated since the ticket, and the

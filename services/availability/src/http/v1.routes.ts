@@ -1,6 +1,6 @@
 import { combineEventTypesListParams, DomainError, listSlotsQuerySchema, type ListSlotsQuery } from '@sched/contracts';
 import { parseQuery, registerOperations, requireWorkspace, sendData, sendDataJson, type FastRequest, type HttpApp, type OperationHandlers } from '@sched/http';
-import { listSlotsJson } from '../domain/find-slots';
+import { cachedSlotsJson, listSlotsJson } from '../domain/find-slots';
 import * as eventTypes from '../domain/manage-event-types';
 import { nextCursor, pageOf, type RouteDeps } from './deps';
 import { eventTypeOut } from './presenters';
@@ -22,8 +22,14 @@ export function v1Handlers(deps: RouteDeps): OperationHandlers<'availability'> {
       sendData(res, 200, eventTypeOut(await eventTypes.getEventType(deps.eventTypes, requireWorkspace(req), params.eventType)));
     },
 
-    async listSlots({ params, query }, req, res) {
-      sendDataJson(res, 200, await listSlotsJson(deps.slotsCache, deps.slots, requireWorkspace(req), params.eventType, query, deps.now()));
+    // Not async: a cache hit (the usual answer) is sent at once, without a promise; a miss computes
+    // (or joins a computation) and the promise goes to the router or the fast path as it is.
+    listSlots({ params, query }, req, res) {
+      const ws = requireWorkspace(req);
+      const now = deps.now();
+      const hit = cachedSlotsJson(deps.slotsCache, ws, params.eventType, query, now);
+      if (hit !== undefined) return sendDataJson(res, 200, hit);
+      return listSlotsJson(deps.slotsCache, deps.slots, ws, params.eventType, query, now).then((json) => sendDataJson(res, 200, json));
     },
   };
 }
@@ -43,7 +49,7 @@ export function registerV1Routes(http: HttpApp, deps: RouteDeps): void {
  * cache. Invalid queries are not kept; they are parsed (and refused) each time.
  */
 class SlotsQueries {
-  private readonly parsed = new Map<string, ListSlotsQuery>();
+  private readonly parsed = new Map<string, Readonly<ListSlotsQuery>>();
 
   constructor(private readonly maxEntries: number) {}
 
@@ -52,10 +58,11 @@ class SlotsQueries {
     const q = url.indexOf('?');
     const raw = q < 0 ? '' : url.slice(q + 1);
     const hit = this.parsed.get(raw);
-    if (hit) return { ...hit };
+    if (hit) return hit;
     const query = parseQuery(listSlotsQuerySchema, req);
     if (this.parsed.size >= this.maxEntries) this.parsed.delete(this.parsed.keys().next().value!);
-    this.parsed.set(raw, { ...query });
+    // Shared by every request with this query string: frozen, so no handler can change it for the next.
+    this.parsed.set(raw, Object.freeze({ ...query }));
     return query;
   }
 }

@@ -4,12 +4,13 @@ import type { SlotsCache, SlotsCacheTicket } from '../domain/slots-cache';
 export interface SlotsCacheOptions {
   /** Longest life of an answer, counted from its ticket. */
   ttlMs: number;
-  /** Bound on the summed size of the answers held (their JSON length). */
+  /** Bound on the summed size of the answers held (the bytes of their JSON). */
   maxBytes: number;
 }
 
 interface Answer {
-  json: string;
+  /** The UTF-8 bytes of the answer's JSON text: served as they are, request after request. */
+  json: Buffer;
   expiresAt: number;
 }
 
@@ -40,7 +41,7 @@ export class NotifiedSlotsCache implements SlotsCache, KeptInStep {
     return this.answers.isEnabled() && this.opts.ttlMs > 0 && this.opts.maxBytes > 0;
   }
 
-  get(key: string, now: number): string | undefined {
+  get(key: string, now: number): Buffer | undefined {
     const answer = this.answers.get(key);
     if (answer === undefined) return undefined;
     if (now >= answer.expiresAt) {
@@ -55,7 +56,7 @@ export class NotifiedSlotsCache implements SlotsCache, KeptInStep {
   }
 
   /** An answer that took longer than the TTL to compute is never stored: its life counts from the ticket. */
-  put(ticket: SlotsCacheTicket, hostId: string, json: string, expiresAt: number, now: number): boolean {
+  put(ticket: SlotsCacheTicket, hostId: string, json: Buffer, expiresAt: number, now: number): boolean {
     const answer: Answer = { json, expiresAt: Math.min(expiresAt, ticket.at + this.opts.ttlMs) };
     if (answer.expiresAt <= now) return false;
     return this.answers.put(ticket.key, answer, hostId, ticket.stamp);

@@ -6,6 +6,17 @@ import { DomainError } from '@sched/contracts';
 export type StoredKey = KeyRecord & { keyHash: string };
 
 /**
+ * Authenticates an `Authorization` header: the key's record, or DomainError unauthenticated (401).
+ * `cached` gives the same answer without waiting whenever no lookup is needed (the header is not a
+ * well-formed key, or the cache holds the key's answer): the record, or the 401 thrown; undefined when
+ * only the lookup can tell.
+ */
+export interface KeyAuthenticator {
+  (authorization: string | undefined): Promise<KeyRecord>;
+  cached(authorization: string | undefined): KeyRecord | undefined;
+}
+
+/**
  * Looks a key up by its hash, through a ≤5 s cache (misses are cached for a shorter time). Requests
  * of one key that miss the cache together share one lookup instead of one database read each (a
  * busy key's entry expiring would otherwise send every request in flight to the database).
@@ -15,7 +26,7 @@ export function createKeyAuthenticator(deps: {
   cache: TtlCache<StoredKey | null>;
   negativeTtlMs?: number;
   now?: () => Date;
-}) {
+}): KeyAuthenticator {
   const now = deps.now ?? (() => new Date());
   const lookups = new Map<string, Promise<StoredKey | null>>();
   const lookup = (hash: string): Promise<StoredKey | null> => {
@@ -36,14 +47,25 @@ export function createKeyAuthenticator(deps: {
     }
     return pending;
   };
-  return async function authenticateHeader(authorization: string | undefined): Promise<KeyRecord> {
+  /** The key's hash, or the 401 of a header that is not a well-formed key. */
+  const hashOf = (authorization: string | undefined): string => {
     const token = parseBearer(authorization);
     if (!token || !isWellFormedKey(token)) throw new DomainError('unauthenticated');
-    const hash = hashApiKey(token);
-    let record = deps.cache.get(hash);
-    if (record === undefined) record = await lookup(hash);
-    // The index lookup found the row by hash; comparing digests in constant time keeps the check itself timing-safe.
-    if (record && !digestsEqual(record.keyHash, hash)) record = null;
-    return authenticate(record, now());
+    return hashApiKey(token);
   };
+  const check = (record: StoredKey | null, hash: string): KeyRecord =>
+    // The index lookup found the row by hash; comparing digests in constant time keeps the check itself timing-safe.
+    authenticate(record && digestsEqual(record.keyHash, hash) ? record : null, now());
+  const authenticateHeader = async (authorization: string | undefined): Promise<KeyRecord> => {
+    const hash = hashOf(authorization);
+    const cached = deps.cache.get(hash);
+    return check(cached === undefined ? await lookup(hash) : cached, hash);
+  };
+  return Object.assign(authenticateHeader, {
+    cached(authorization: string | undefined): KeyRecord | undefined {
+      const hash = hashOf(authorization);
+      const cached = deps.cache.get(hash);
+      return cached === undefined ? undefined : check(cached, hash);
+    },
+  });
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { DomainError, type Scope } from '@sched/contracts';
-import { setRequestContext, type FastStep } from '@sched/http';
+import { setRequestContext, type FastRequest, type FastStep } from '@sched/http';
 import type { Logger } from '@sched/logger';
 import type { KeyRecord } from '../domain/authorize';
 import { requireScope } from '../domain/authorize';
@@ -9,6 +9,8 @@ import { decide, windowStart, type RateLimitDecision, type RateLimitPolicy } fro
 
 export interface ApiKeyAuthDeps {
   authenticate: (authorization: string | undefined) => Promise<KeyRecord>;
+  /** authenticate()'s answer at once when it needs no lookup (domain/api-key-auth.ts KeyAuthenticator.cached). */
+  authenticateCached?: (authorization: string | undefined) => KeyRecord | undefined;
   /** One upsert adding n requests to a key's window; batched here, one in flight per key and window. */
   addRequests: AddRequests;
   defaultPolicy: RateLimitPolicy;
@@ -36,28 +38,38 @@ function failOpen(policy: RateLimitPolicy): RateLimitDecision {
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): FastStep {
   const counter = new CounterBatcher(deps.addRequests);
-  return async (req, res, next) => {
-    try {
-      const key = await deps.authenticate(req.headers.authorization);
-      (req as WithKey)[KEY] = key;
-      setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id, principal: 'api_key', scopes: key.scopes });
-      const policy = key.rateLimit ?? deps.defaultPolicy;
-      const now = new Date();
-      const counted = await counter.count(key.id, windowStart(now, policy.windowSeconds));
-      let decision: RateLimitDecision;
-      if (typeof counted === 'number') {
-        decision = decide(counted, policy, now);
-      } else {
-        // Logged once per failed batch (by its first request), not once per request.
-        if (counted.reportsBatch) deps.logger.error('rate limit counter unavailable; request allowed', { err: counted.error, requests: counted.batchSize });
-        decision = failOpen(policy);
-      }
-      setRateLimitHeaders(res, decision);
-      if (!decision.allowed) throw new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
-      next();
-    } catch (err) {
-      next(err);
+  /** Counts the request of an authenticated key; rejects with 429 over the limit. */
+  const admit = async (key: KeyRecord, req: FastRequest, res: ServerResponse): Promise<void> => {
+    (req as WithKey)[KEY] = key;
+    setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id, principal: 'api_key', scopes: key.scopes });
+    const policy = key.rateLimit ?? deps.defaultPolicy;
+    const now = new Date();
+    const counted = await counter.count(key.id, windowStart(now, policy.windowSeconds));
+    let decision: RateLimitDecision;
+    if (typeof counted === 'number') {
+      decision = decide(counted, policy, now);
+    } else {
+      // Logged once per failed batch (by its first request), not once per request.
+      if (counted.reportsBatch) deps.logger.error('rate limit counter unavailable; request allowed', { err: counted.error, requests: counted.batchSize });
+      decision = failOpen(policy);
     }
+    setRateLimitHeaders(res, decision);
+    if (!decision.allowed) throw new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+  };
+  // Not async: a key the cache knows (every request of a busy key) is admitted without first waiting
+  // for an authentication promise; only the counter is waited for.
+  return (req, res, next) => {
+    let key: KeyRecord | undefined;
+    try {
+      key = deps.authenticateCached?.(req.headers.authorization);
+    } catch (err) {
+      return next(err);
+    }
+    const admitted = key !== undefined ? admit(key, req, res) : deps.authenticate(req.headers.authorization).then((found) => admit(found, req, res));
+    admitted.then(
+      () => next(),
+      (err: unknown) => next(err ?? new Error('Rejected promise')),
+    );
   };
 }
 
