@@ -235,7 +235,7 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
       if (opts.signer) {
         const who = req.onBehalf ?? onBehalfOf();
         headers['x-request-id'] = who.requestId;
-        headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${opts.signer.signNow(service, who)}`;
+        headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${await opts.signer.sign(service, who)}`;
       } else if (headers['x-request-id'] === undefined) {
         const requestId = currentContext().request_id;
         if (requestId) headers['x-request-id'] = requestId;

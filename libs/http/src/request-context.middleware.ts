@@ -85,18 +85,8 @@ export function requestContextMiddleware(opts: { logger: Logger; metrics: HttpMe
       return proceed(ctx, next);
     }
     const header = req.headers[INTERNAL_CREDENTIAL_HEADER];
-    const credential = typeof header === 'string' ? header : undefined;
-    // Every credential this system's signers make is checked at once (no promise, no tick); verify()
-    // takes what only jose can decide.
-    let claims: CallerClaims | undefined;
-    try {
-      claims = verifier.verifyNow?.(credential);
-    } catch (err) {
-      return refuse(ctx, req, res, next, err);
-    }
-    if (claims !== undefined) return accept(ctx, res, next, claims);
-    verifier.verify(credential).then(
-      (verified) => accept(ctx, res, next, verified),
+    verifier.verify(typeof header === 'string' ? header : undefined).then(
+      (claims) => accept(ctx, res, next, claims),
       (err: unknown) => refuse(ctx, req, res, next, err),
     );
   };
