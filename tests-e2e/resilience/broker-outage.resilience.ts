@@ -16,20 +16,26 @@ describe('broker outage: RabbitMQ stopped for 30 s during 500 creates', () => {
     let stoppedAt = 0;
     let restartedAt = 0;
     let outage: Promise<void> | undefined;
+    let stopped: Promise<void> | undefined;
 
     const outcomes = await createMany(rig, starts, {
       concurrency: 8,
-      onEach: (_o, done) => {
+      onEach: async (_o, done) => {
         // The fault starts once the load is running: from the 25th answer on, the broker is gone for 30 s.
         if (done === 25 && !outage) {
-          outage = (async () => {
-            await rig.rabbit.stop();
+          stopped = rig.rabbit.stop().then(() => {
             stoppedAt = Date.now();
+          });
+          outage = (async () => {
+            await stopped;
             await sleep(OUTAGE_MS);
             await rig.rabbit.start();
             restartedAt = Date.now();
           })();
         }
+        // Stopping RabbitMQ takes seconds, in which a fast system could answer all the rest: the load
+        // waits until the broker is down, so that the creates after the 25th all run into the outage.
+        if (stopped && stoppedAt === 0) await stopped;
       },
     });
     const loadEndedAt = Date.now();
