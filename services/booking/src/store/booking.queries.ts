@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, gte, lt, or, type SQL } from 'drizzle-orm';
+import { types } from 'pg';
 import type { Db, DbTx } from '@sched/db';
 import { DomainError, type BookingStatus } from '@sched/contracts';
 import type { BookingRecord } from '../domain/booking';
@@ -30,7 +31,22 @@ function overlapToConflict(err: unknown): never {
   throw err;
 }
 
-function toRecord(r: Row): BookingRecord {
+/** pg's own timestamptz parser (what a plain pg query gives), for the text drizzle's raw execute leaves. */
+const parseTimestamptz = types.getTypeParser(types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+const instant = (v: string | Date): Date => (v instanceof Date ? v : parseTimestamptz(v));
+const instantOrNull = (v: string | Date | null): Date | null => (v === null ? null : instant(v));
+
+type Timestamps = 'startAt' | 'endAt' | 'blockedFrom' | 'blockedTo' | 'calendarWrittenAt' | 'createdAt' | 'rescheduledAt' | 'cancelledAt';
+
+/**
+ * A Booking row by its drizzle property names: drizzle's select gives timestamptz as Dates; a raw statement
+ * through drizzle's execute selects the same columns aliased to these names (`workspace_id AS "workspaceId"`,
+ * see calendar-result.queries.ts) and gives timestamptz as text, parsed here.
+ */
+export type BookingRow = Omit<Row, Timestamps> & { [K in Timestamps]: Row[K] | string };
+
+/** The store's one mapping from a Booking row to the domain's BookingRecord. */
+export function toBookingRecord(r: BookingRow): BookingRecord {
   return {
     id: r.id,
     workspaceId: r.workspaceId,
@@ -40,20 +56,20 @@ function toRecord(r: Row): BookingRecord {
     invitationId: r.invitationId,
     eventTypeId: r.eventTypeId,
     hostId: r.hostId,
-    startAt: r.startAt,
-    endAt: r.endAt,
-    blockedFrom: r.blockedFrom,
-    blockedTo: r.blockedTo,
+    startAt: instant(r.startAt),
+    endAt: instant(r.endAt),
+    blockedFrom: instant(r.blockedFrom),
+    blockedTo: instant(r.blockedTo),
     guest: { name: r.guestName, email: r.guestEmail, timezone: r.guestTimezone },
     meetingType: r.meetingType as BookingRecord['meetingType'],
     joinUrl: r.joinUrl,
     calendarStatus: r.calendarStatus as BookingRecord['calendarStatus'],
     calendarErrorCode: r.calendarErrorCode as BookingRecord['calendarErrorCode'],
-    calendarWrittenAt: r.calendarWrittenAt,
+    calendarWrittenAt: instantOrNull(r.calendarWrittenAt),
     metadata: r.metadata,
-    createdAt: r.createdAt,
-    rescheduledAt: r.rescheduledAt,
-    cancelledAt: r.cancelledAt,
+    createdAt: instant(r.createdAt),
+    rescheduledAt: instantOrNull(r.rescheduledAt),
+    cancelledAt: instantOrNull(r.cancelledAt),
   };
 }
 
@@ -62,7 +78,7 @@ export async function findBooking(db: Conn, workspaceId: string, id: string): Pr
     .select()
     .from(bookings)
     .where(and(eq(bookings.workspaceId, workspaceId), eq(bookings.id, id)));
-  return row ? toRecord(row) : null;
+  return row ? toBookingRecord(row) : null;
 }
 
 /** Row lock until the transaction ends: a concurrent reschedule/cancel/calendar result waits, then re-reads. */
@@ -72,7 +88,7 @@ export async function findBookingForUpdate(tx: Conn, workspaceId: string, id: st
     .from(bookings)
     .where(and(eq(bookings.workspaceId, workspaceId), eq(bookings.id, id)))
     .for('update');
-  return row ? toRecord(row) : null;
+  return row ? toBookingRecord(row) : null;
 }
 
 /** One statement: the old range of the row is replaced, so it never conflicts with its own new range. */
@@ -84,7 +100,7 @@ export async function updateBooking(tx: Conn, workspaceId: string, id: string, c
     .returning()
     .catch(overlapToConflict);
   if (!rows[0]) throw new DomainError('not_found');
-  return toRecord(rows[0]);
+  return toBookingRecord(rows[0]);
 }
 
 export interface ListBookingsParams {
@@ -115,5 +131,5 @@ export async function listBookings(db: Conn, p: ListBookingsParams): Promise<Boo
     .where(and(...where))
     .orderBy(asc(bookings.startAt), asc(bookings.id))
     .limit(p.limit);
-  return rows.map(toRecord);
+  return rows.map(toBookingRecord);
 }

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { types } from 'pg';
 import { DomainError } from '@sched/contracts';
 import type { DbTx } from '@sched/db';
 import { enqueueEventSql } from '@sched/messaging';
 import type { BookingRecord } from '../domain/booking';
 import type { CalendarResultUnitOfWork } from '../domain/ports';
 import { announcementEnvelope } from '../events/booking-events';
+import { toBookingRecord, type BookingRow } from './booking.queries';
 import { outbox } from './schema';
 
 /**
@@ -21,76 +21,20 @@ export function calendarResultUnitOfWork(tx: DbTx): CalendarResultUnitOfWork {
   };
 }
 
-/** A Booking row as Postgres sends it through drizzle's raw execute: timestamptz as text, json parsed. */
-interface RawBookingRow {
-  id: string;
-  workspace_id: string;
-  status: string;
-  version: number;
-  source: string;
-  invitation_id: string | null;
-  event_type_id: string;
-  host_id: string;
-  start_at: string | Date;
-  end_at: string | Date;
-  blocked_from: string | Date;
-  blocked_to: string | Date;
-  guest_name: string;
-  guest_email: string;
-  guest_timezone: string;
-  meeting_type: string;
-  join_url: string | null;
-  calendar_status: string;
-  calendar_error_code: string | null;
-  calendar_written_at: string | Date | null;
-  metadata: Record<string, unknown>;
-  created_at: string | Date;
-  rescheduled_at: string | Date | null;
-  cancelled_at: string | Date | null;
-}
-
-/** pg's own timestamptz parser (what a plain pg query gives), for the text drizzle's raw execute leaves. */
-const parseTimestamptz = types.getTypeParser(types.builtins.TIMESTAMPTZ) as (text: string) => Date;
-const instant = (v: string | Date): Date => (v instanceof Date ? v : parseTimestamptz(v));
-const instantOrNull = (v: string | Date | null): Date | null => (v === null ? null : instant(v));
-
-function toRecord(r: RawBookingRow): BookingRecord {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    status: r.status as BookingRecord['status'],
-    version: r.version,
-    source: r.source as BookingRecord['source'],
-    invitationId: r.invitation_id,
-    eventTypeId: r.event_type_id,
-    hostId: r.host_id,
-    startAt: instant(r.start_at),
-    endAt: instant(r.end_at),
-    blockedFrom: instant(r.blocked_from),
-    blockedTo: instant(r.blocked_to),
-    guest: { name: r.guest_name, email: r.guest_email, timezone: r.guest_timezone },
-    meetingType: r.meeting_type as BookingRecord['meetingType'],
-    joinUrl: r.join_url,
-    calendarStatus: r.calendar_status as BookingRecord['calendarStatus'],
-    calendarErrorCode: r.calendar_error_code as BookingRecord['calendarErrorCode'],
-    calendarWrittenAt: instantOrNull(r.calendar_written_at),
-    metadata: r.metadata,
-    createdAt: instant(r.created_at),
-    rescheduledAt: instantOrNull(r.rescheduled_at),
-    cancelledAt: instantOrNull(r.cancelled_at),
-  };
-}
-
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
-/** Row lock until the transaction ends (as findBookingForUpdate): a concurrent reschedule or cancel waits. */
+/**
+ * Row lock until the transaction ends (as findBookingForUpdate): a concurrent reschedule or cancel waits.
+ * The columns are selected under drizzle's property names, so the row maps through the store's one
+ * toBookingRecord (booking.queries.ts), which parses the timestamptz text drizzle's raw execute leaves.
+ */
 async function findForUpdate(tx: DbTx, workspaceId: string, id: string): Promise<BookingRecord | null> {
-  const [row] = rowsOf<RawBookingRow>(
+  const [row] = rowsOf<BookingRow>(
     await tx.execute(
-      sql`SELECT id, workspace_id, status, version, source, invitation_id, event_type_id, host_id, start_at, end_at, blocked_from, blocked_to, guest_name, guest_email, guest_timezone, meeting_type, join_url, calendar_status, calendar_error_code, calendar_written_at, metadata, created_at, rescheduled_at, cancelled_at FROM booking.bookings WHERE workspace_id = ${workspaceId} AND id = ${id} FOR UPDATE`,
+      sql`SELECT id, workspace_id AS "workspaceId", status, version, source, invitation_id AS "invitationId", event_type_id AS "eventTypeId", host_id AS "hostId", start_at AS "startAt", end_at AS "endAt", blocked_from AS "blockedFrom", blocked_to AS "blockedTo", guest_name AS "guestName", guest_email AS "guestEmail", guest_timezone AS "guestTimezone", meeting_type AS "meetingType", join_url AS "joinUrl", calendar_status AS "calendarStatus", calendar_error_code AS "calendarErrorCode", calendar_written_at AS "calendarWrittenAt", metadata, created_at AS "createdAt", rescheduled_at AS "rescheduledAt", cancelled_at AS "cancelledAt" FROM booking.bookings WHERE workspace_id = ${workspaceId} AND id = ${id} FOR UPDATE`,
     ),
   );
-  return row ? toRecord(row) : null;
+  return row ? toBookingRecord(row) : null;
 }
 
 /**
