@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { Pool, type PoolClient } from 'pg';
+import { statementsIn } from '@sched/testing';
 import { createBroker, createEnvelope, enqueueEvent, startConsumer, startOutboxRelay, type Broker, type ConsumerOptions } from '../src';
 import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, testLogger } from '../test/helpers/amqp-test-kit';
 import { createServiceTables, createTestDatabase, type TestDatabase, type TestDb } from '../test/helpers/test-database';
@@ -27,22 +28,6 @@ const WARM_EVENTS = Number(process.env.COUNT_WARM_EVENTS ?? 2000);
 const ONLY = process.env.COUNT_ONLY;
 const logger = testLogger();
 const consumerServices: string[] = [];
-
-/** Splits a simple-protocol text into its statements (outside quotes), to count them. */
-function statementsIn(text: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (const ch of text) {
-    if (ch === "'") quoted = !quoted;
-    if (ch === ';' && !quoted) {
-      if (cur.trim()) out.push(cur.trim());
-      cur = '';
-    } else cur += ch;
-  }
-  if (cur.trim()) out.push(cur.trim());
-  return out;
-}
 
 interface Counts {
   roundTrips: number;

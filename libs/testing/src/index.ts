@@ -10,6 +10,7 @@ export { settle } from './settle';
 export { logEntries, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
 export { makeBooking } from './booking-fixture';
 export { icalTime, icalDate, vcalendar, vevent } from './ical';
+export { statementsIn } from './sql-statements';
 export { startFakeGoogle, type FakeGoogle, type FakeGoogleEvent } from './providers/fake-google';
 export { startFakeMicrosoft, type FakeMicrosoft } from './providers/fake-microsoft';
 export { startOAuthFakes, type OAuthFakes } from './providers/oauth-fakes';

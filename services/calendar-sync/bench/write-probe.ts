@@ -8,6 +8,8 @@
 import { subscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
 import pg from 'pg';
+// The module alone, not @sched/testing's index: this runs inside the measured service process.
+import { statementsIn } from '@sched/testing/src/sql-statements';
 
 interface Counts {
   roundTrips: number;
@@ -22,22 +24,6 @@ interface Counts {
 }
 
 const counts: Counts = { roundTrips: 0, statements: 0, begins: 0, commits: 0, byKind: {}, httpRequests: {}, tcpConnects: 0, cpuUs: 0, sysUs: 0 };
-
-/** Splits a simple-protocol text into its statements (outside quotes), to count them. */
-function statementsIn(text: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (const ch of text) {
-    if (ch === "'") quoted = !quoted;
-    if (ch === ';' && !quoted) {
-      if (cur.trim()) out.push(cur.trim());
-      cur = '';
-    } else cur += ch;
-  }
-  if (cur.trim()) out.push(cur.trim());
-  return out;
-}
 
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 (pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: pg.Client, ...args: unknown[]) {
