@@ -1,45 +1,20 @@
 import ICAL from 'ical.js';
 import { newId, toTimestamp, type Booking } from '@sched/contracts';
-import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
-import {
-  at,
-  cancelled,
-  cleanupBroker,
-  call,
-  changesHeard,
-  outboxEvents,
-  rescheduled,
-  startAvailabilityStub,
-  startCalendarSync,
-  startPublisher,
-  type RunningCalendarSync,
-} from './support/harness';
+import { makeBooking, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { at, cancelled, call, changesHeard, outboxEvents, rescheduled, type RunningCalendarSync } from './support/harness';
+import { startCalDavRig, type CalDavRig } from './support/caldav-rig';
 
 const PASSWORD = 'alice-password-writes';
 // Slow enough that Radicale can be restarted before the last attempt, fast enough for a test.
 const RETRY_DELAYS = [300, 600, 1200, 2400];
 
+let rig: CalDavRig;
 let db: TestDatabase;
 let radicale: TestRadicale;
-let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
 let svc: RunningCalendarSync;
-let publisher: Awaited<ReturnType<typeof startPublisher>>;
-const amqp = testAmqp();
+let publisher: CalDavRig['publisher'];
 const ws = newId('wsp');
-
-async function connectedHost(calendar: string): Promise<string> {
-  const host = availability.addHost(ws);
-  await radicale.makeCalendar('alice', calendar);
-  const res = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
-    provider: 'caldav',
-    url: radicale.url,
-    username: 'alice',
-    password: PASSWORD,
-    calendar_url: `${radicale.url}/alice/${calendar}/`,
-  });
-  expect(res.status).toBe(201);
-  return host.id;
-}
+const connectedHost = (calendar: string) => rig.connectedHost(calendar);
 
 async function syncResults(bookingId: string) {
   const rows = await outboxEvents(db);
@@ -69,21 +44,12 @@ function parseEvent(ics: string) {
 }
 
 beforeAll(async () => {
-  [db, radicale, availability] = await Promise.all([
-    createTestDatabase({ services: ['calendar-sync'] }),
-    startRadicale({ users: { alice: PASSWORD } }),
-    startAvailabilityStub(),
-  ]);
-  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { CALENDAR_WRITE_RETRY_DELAYS_MS: RETRY_DELAYS.join(',') } });
-  publisher = await startPublisher(amqp);
+  rig = await startCalDavRig({ ws, password: PASSWORD, retryDelays: RETRY_DELAYS });
+  ({ db, radicale, svc, publisher } = rig);
 });
 
 afterAll(async () => {
-  await publisher?.broker.close();
-  await svc?.stop();
-  await Promise.all([radicale?.close(), availability?.close()]);
-  await cleanupBroker(amqp, RETRY_DELAYS);
-  await db?.drop();
+  await rig?.close();
 });
 
 describe('calendar events of Bookings', () => {

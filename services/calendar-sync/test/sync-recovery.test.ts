@@ -1,44 +1,21 @@
 import { newId, toTimestamp, type Booking } from '@sched/contracts';
 import { inspectDeadLetters } from '@sched/messaging';
-import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
-import {
-  at,
-  call,
-  cancelled,
-  cleanupBroker,
-  outboxEvents,
-  startAvailabilityStub,
-  startCalendarSync,
-  startPublisher,
-  type RunningCalendarSync,
-} from './support/harness';
+import { makeBooking, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { at, call, cancelled, outboxEvents, type RunningCalendarSync } from './support/harness';
+import { startCalDavRig, type CalDavRig } from './support/caldav-rig';
 
 const PASSWORD = 'alice-password-recovery';
 const RETRY_DELAYS = [100, 150];
 
+let rig: CalDavRig;
 let db: TestDatabase;
 let radicale: TestRadicale;
-let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
 let svc: RunningCalendarSync;
-let publisher: Awaited<ReturnType<typeof startPublisher>>;
-const amqp = testAmqp();
+let publisher: CalDavRig['publisher'];
 const ws = newId('wsp');
+const connectedHost = (calendar: string) => rig.connectedHost(calendar);
 
 const resyncPath = (bookingId: string, workspace = ws) => `/admin/v1/workspaces/${workspace}/bookings/${bookingId}/calendar-resync`;
-
-async function connectedHost(calendar: string): Promise<string> {
-  const host = availability.addHost(ws);
-  await radicale.makeCalendar('alice', calendar);
-  const res = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
-    provider: 'caldav',
-    url: radicale.url,
-    username: 'alice',
-    password: PASSWORD,
-    calendar_url: `${radicale.url}/alice/${calendar}/`,
-  });
-  expect(res.status).toBe(201);
-  return host.id;
-}
 
 async function results(booking: Booking) {
   return (await outboxEvents(db)).filter((e) => e.type.startsWith('calendar.sync') && e.data.booking_id === booking.id);
@@ -49,21 +26,12 @@ async function resultFor(booking: Booking, type: string) {
 }
 
 beforeAll(async () => {
-  [db, radicale, availability] = await Promise.all([
-    createTestDatabase({ services: ['calendar-sync'] }),
-    startRadicale({ users: { alice: PASSWORD } }),
-    startAvailabilityStub(),
-  ]);
-  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { CALENDAR_WRITE_RETRY_DELAYS_MS: RETRY_DELAYS.join(','), PROVIDER_TIMEOUT_MS: '1000' } });
-  publisher = await startPublisher(amqp);
+  rig = await startCalDavRig({ ws, password: PASSWORD, retryDelays: RETRY_DELAYS, env: { PROVIDER_TIMEOUT_MS: '1000' } });
+  ({ db, radicale, svc, publisher } = rig);
 });
 
 afterAll(async () => {
-  await publisher?.broker.close();
-  await svc?.stop();
-  await Promise.all([radicale?.close(), availability?.close()]);
-  await cleanupBroker(amqp, RETRY_DELAYS);
-  await db?.drop();
+  await rig?.close();
 });
 
 describe('bounded retries and recovery', () => {

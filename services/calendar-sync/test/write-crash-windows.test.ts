@@ -2,21 +2,22 @@
 // Postgres, RabbitMQ and Radicale (store/message-transaction.ts; docs/calendar-sync.md, "Event writes").
 import ICAL from 'ical.js';
 import { newId, toTimestamp, type Booking } from '@sched/contracts';
-import { createTestDatabase, makeBooking, startRadicale, testAmqp, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
+import { makeBooking, waitFor, type TestDatabase, type TestRadicale } from '@sched/testing';
 import type { CalendarAccess, CalendarProvider, OutgoingEvent } from '../src/domain/calendar-provider';
 import { CalDavProvider } from '../src/providers/caldav/caldav-provider';
-import { at, call, cleanupBroker, outboxEvents, rescheduled, startAvailabilityStub, startCalendarSync, startPublisher, type RunningCalendarSync } from './support/harness';
+import { at, outboxEvents, rescheduled, type RunningCalendarSync } from './support/harness';
+import { startCalDavRig, type CalDavRig } from './support/caldav-rig';
 
 const PASSWORD = 'alice-password-crash';
 const RETRY_DELAYS = [200, 400];
 
+let rig: CalDavRig;
 let db: TestDatabase;
 let radicale: TestRadicale;
-let availability: Awaited<ReturnType<typeof startAvailabilityStub>>;
 let svc: RunningCalendarSync;
-let publisher: Awaited<ReturnType<typeof startPublisher>>;
-const amqp = testAmqp();
+let publisher: CalDavRig['publisher'];
 const ws = newId('wsp');
+const connectedHost = (calendar: string) => rig.connectedHost(calendar);
 
 const caldav = new CalDavProvider({ timeoutMs: 3000, mode: 'local' });
 /** Runs after the calendar write of these Booking ids, before the handler records it. */
@@ -36,20 +37,6 @@ const provider: CalendarProvider = {
   },
 };
 
-async function connectedHost(calendar: string): Promise<string> {
-  const host = availability.addHost(ws);
-  await radicale.makeCalendar('alice', calendar);
-  const res = await call(svc.url, 'PUT', `/admin/v1/workspaces/${ws}/hosts/${host.id}/calendar`, {
-    provider: 'caldav',
-    url: radicale.url,
-    username: 'alice',
-    password: PASSWORD,
-    calendar_url: `${radicale.url}/alice/${calendar}/`,
-  });
-  expect(res.status).toBe(201);
-  return host.id;
-}
-
 async function results(booking: Booking) {
   return (await outboxEvents(db)).filter((e) => (e.type === 'calendar.synced' || e.type === 'calendar.sync_failed') && e.data.booking_id === booking.id);
 }
@@ -60,22 +47,16 @@ function startOf(ics: string): string {
 }
 
 beforeAll(async () => {
-  [db, radicale, availability] = await Promise.all([
-    createTestDatabase({ services: ['calendar-sync'] }),
-    startRadicale({ users: { alice: PASSWORD } }),
-    startAvailabilityStub(),
-  ]);
-  svc = await startCalendarSync({ db, amqp, availabilityUrl: availability.url, env: { CALENDAR_WRITE_RETRY_DELAYS_MS: RETRY_DELAYS.join(',') }, setup: { provider } });
-  publisher = await startPublisher(amqp);
+  rig = await startCalDavRig({ ws, password: PASSWORD, retryDelays: RETRY_DELAYS, setup: { provider } });
+  ({ db, radicale, svc, publisher } = rig);
 });
 
 afterAll(async () => {
-  await publisher?.broker.close();
-  await svc?.stop();
-  caldav.close();
-  await Promise.all([radicale?.close(), availability?.close()]);
-  await cleanupBroker(amqp, RETRY_DELAYS);
-  await db?.drop();
+  try {
+    await rig?.close();
+  } finally {
+    caldav.close();
+  }
 });
 
 describe('booking.* writes: crash windows', () => {
