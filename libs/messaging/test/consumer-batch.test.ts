@@ -4,24 +4,25 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { createBroker, createEnvelope, inspectDeadLetters, startConsumer, type Broker, type Consumer, type ConsumerOptions, type EventEnvelope } from '../src';
 import { waitForEventsHandled, waitForLog } from '../../testing/src/log-lines';
 import { settle } from '../../testing/src/settle';
-import { AMQP_URL, capturingLogger, deleteTopology, eventually, randomPrefix, rawConnection } from './helpers/amqp-test-kit';
+import { eventually, rawConnection } from './helpers/amqp-test-kit';
 import { startTcpProxy } from './helpers/tcp-proxy';
-import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
+import { RETRY_DELAYS, useConsumerRig, type Tx } from './helpers/consumer-rig';
+import { createServiceTables, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
 
 /**
  * Consumers with `batch` (consumer.ts): messages waiting together share one transaction; a failure in a
  * batch sends each of its messages through a transaction of its own, with retries and dead letters as
  * without batching.
  */
-const { logger, lines } = capturingLogger();
-const RETRY_DELAYS = [50, 100];
-const services: string[] = [];
+const rig = useConsumerRig('consumer-batch-test');
+const { logger, lines, services, consumers, effects, inboxCount } = rig;
 let tdb: TestDatabase;
 let prefix: string;
 let broker: Broker;
-const consumers: Consumer[] = [];
+beforeAll(() => {
+  ({ tdb, prefix, broker } = rig);
+});
 
-type Tx = Parameters<Parameters<TestDb['transaction']>[0]>[0];
 type Options = ConsumerOptions<TestDb>;
 
 const event = (n: number): EventEnvelope => createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
@@ -62,32 +63,6 @@ async function allDelivered(queue: string): Promise<void> {
   }
   await settle(100, 'the broker has sent every message; nothing announces when the consumer has read them off its socket');
 }
-
-async function effects(tables: ServiceTables): Promise<Array<{ eventId: string; note: string | null }>> {
-  return tdb.db.select({ eventId: tables.effects.eventId, note: tables.effects.note }).from(tables.effects);
-}
-
-async function inboxCount(tables: ServiceTables): Promise<number> {
-  const [row] = await tdb.db.select({ n: sql<number>`count(*)::int` }).from(tables.inbox);
-  return row!.n;
-}
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = randomPrefix();
-  broker = createBroker({ url: AMQP_URL, prefix, logger, name: 'consumer-batch-test' });
-  await broker.waitForConnection();
-});
-
-afterEach(async () => {
-  await Promise.all(consumers.splice(0).map((c) => c.stop()));
-});
-
-afterAll(async () => {
-  await broker.close();
-  await deleteTopology(prefix, services.map((service) => ({ service, retryDelaysMs: RETRY_DELAYS })));
-  await tdb.drop();
-});
 
 test('messages waiting together share one transaction: one inbox insert, every handler on the same tx, one commit', async () => {
   const { tables, queue } = await idleService('together');

@@ -1,7 +1,5 @@
-import { sql } from 'drizzle-orm';
 import { currentContext } from '@sched/logger';
 import {
-  createBroker,
   createEnvelope,
   HEADERS,
   inspectDeadLetters,
@@ -14,19 +12,19 @@ import {
   type EventHandler,
 } from '../src';
 import { waitForEventsHandled, waitForLog } from '../../testing/src/log-lines';
-import { AMQP_URL, capturingLogger, deleteTopology, eventually, randomPrefix, rawConnection } from './helpers/amqp-test-kit';
-import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
+import { eventually, rawConnection } from './helpers/amqp-test-kit';
+import { RETRY_DELAYS, useConsumerRig, type Tx } from './helpers/consumer-rig';
+import { createServiceTables, type ServiceTables, type TestDatabase } from './helpers/test-database';
 
-// At debug level: the tests wait for the consumer's 'event handled' / 'duplicate event skipped' lines.
-const { logger, lines } = capturingLogger();
-const RETRY_DELAYS = [50, 100];
-const services: string[] = [];
+const rig = useConsumerRig('consumer-test');
+const { logger, lines, services, consumers, effects, inboxCount } = rig;
 let tdb: TestDatabase;
 let prefix: string;
 let broker: Broker;
-const consumers: Consumer[] = [];
+beforeAll(() => {
+  ({ tdb, prefix, broker } = rig);
+});
 
-type Tx = Parameters<Parameters<TestDb['transaction']>[0]>[0];
 
 /** A consuming service: its own schema (inbox + effects) and its own queue. */
 async function service(name: string, handler: EventHandler<Tx>, bindings = ['booking.*']): Promise<{ tables: ServiceTables; consumer: Consumer; queue: string }> {
@@ -42,33 +40,7 @@ function recordEffect(tables: ServiceTables) {
   return (e: EventEnvelope, tx: Tx, note = 'done') => tx.insert(tables.effects).values({ eventId: e.id, note });
 }
 
-async function effects(tables: ServiceTables): Promise<Array<{ eventId: string; note: string | null }>> {
-  return tdb.db.select({ eventId: tables.effects.eventId, note: tables.effects.note }).from(tables.effects);
-}
-
-async function inboxCount(tables: ServiceTables): Promise<number> {
-  const [row] = await tdb.db.select({ n: sql<number>`count(*)::int` }).from(tables.inbox);
-  return row!.n;
-}
-
 const booking = (n = 0): EventEnvelope => createEnvelope({ type: 'booking.created', workspace_id: 'ws_1', data: { n } });
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  prefix = randomPrefix();
-  broker = createBroker({ url: AMQP_URL, prefix, logger, name: 'consumer-test' });
-  await broker.waitForConnection();
-});
-
-afterEach(async () => {
-  await Promise.all(consumers.splice(0).map((c) => c.stop()));
-});
-
-afterAll(async () => {
-  await broker.close();
-  await deleteTopology(prefix, services.map((service) => ({ service, retryDelaysMs: RETRY_DELAYS })));
-  await tdb.drop();
-});
 
 test('an event delivered twice (the same envelope published twice) is handled once', async () => {
   let calls = 0;
