@@ -1,19 +1,16 @@
 import { Webhook } from 'standardwebhooks';
 import { newId } from '@sched/contracts';
-import { createTestDatabase, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { waitFor } from '@sched/testing';
 import {
-  cleanupBroker,
   createEndpoint,
   deliveriesOf,
-  FAST_POLL,
   receiverPool,
-  startDispatch,
-  startPublisher,
   workerIdle,
   type DispatchUnderTest,
   type Publisher,
   type Reply,
 } from './support/dispatch-harness';
+import { startDispatchRig, type DispatchRig } from './support/dispatch-rig';
 
 /**
  * Events that arrive together share ingest statements, and attempts that end together share record
@@ -23,25 +20,18 @@ import {
  * item) is batched-statements.test.ts's.
  */
 
-let db: TestDatabase;
-let amqp: TestAmqp;
+const receivers = receiverPool();
+let rig: DispatchRig;
 let svc: DispatchUnderTest;
 let pub: Publisher;
-const receivers = receiverPool();
 
 beforeAll(async () => {
-  db = await createTestDatabase({ services: ['webhook-dispatch'] });
-  amqp = testAmqp();
-  svc = await startDispatch(db, amqp, FAST_POLL);
-  pub = await startPublisher(amqp);
+  rig = await startDispatchRig({ receivers });
+  ({ svc, pub } = rig);
 });
 
 afterAll(async () => {
-  await svc?.stop();
-  await pub?.close();
-  await receivers.closeAll();
-  await cleanupBroker(amqp);
-  await db?.drop();
+  await rig?.close();
 });
 
 /**

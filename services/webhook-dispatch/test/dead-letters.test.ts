@@ -3,30 +3,28 @@ import { newId } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { inboxTable, startConsumer, type Consumer } from '@sched/messaging';
-import { createTestDatabase, testAmqp, waitFor, waitForEventsHandled, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { waitFor, waitForEventsHandled, type TestAmqp, type TestDatabase } from '@sched/testing';
 import { createDeliveryDeadLetterPublisher } from '../src/events/dead-letter.publisher';
 import { deadLetterMessageId } from '../src/events/delivery-dead-letter.message';
 import { deadLettersToPublish } from '../src/store/delivery-worker.queries';
 import {
   call,
-  cleanupBroker,
   createEndpoint,
   deliveriesOf,
-  startDispatch,
-  startPublisher,
   receiverPool,
   workerIdle,
-  FAST_POLL,
   type DispatchUnderTest,
   type Publisher,
   type Receiver,
 } from './support/dispatch-harness';
+import { startDispatchRig, type DispatchRig } from './support/dispatch-rig';
 
+const receivers = receiverPool();
+let rig: DispatchRig;
 let db: TestDatabase;
 let amqp: TestAmqp;
 let svc: DispatchUnderTest;
 let pub: Publisher;
-const receivers = receiverPool();
 const receiver = receivers.start;
 
 async function dispatchDlq(): Promise<any> {
@@ -54,18 +52,12 @@ async function failedAndDeadLettered(ws: string): Promise<any> {
 const successes = (r: Receiver) => r.requests.filter((x) => x.status === 200);
 
 beforeAll(async () => {
-  db = await createTestDatabase({ services: ['webhook-dispatch'] });
-  amqp = testAmqp();
-  svc = await startDispatch(db, amqp, FAST_POLL);
-  pub = await startPublisher(amqp);
+  rig = await startDispatchRig({ receivers, otherServices: [{ service: 'booking', retryDelaysMs: [] }, { service: 'availability' }] });
+  ({ db, amqp, svc, pub } = rig);
 });
 
 afterAll(async () => {
-  await svc?.stop();
-  await pub?.close();
-  await receivers.closeAll();
-  await cleanupBroker(amqp, [{ service: 'booking', retryDelaysMs: [] }, { service: 'availability' }]);
-  await db?.drop();
+  await rig?.close();
 });
 
 // One story, in order: the DLQ is shared by every test of this file.
