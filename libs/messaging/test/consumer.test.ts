@@ -25,7 +25,6 @@ beforeAll(() => {
   ({ tdb, prefix, broker } = rig);
 });
 
-
 /** A consuming service: its own schema (inbox + effects) and its own queue. */
 async function service(name: string, handler: EventHandler<Tx>, bindings = ['booking.*']): Promise<{ tables: ServiceTables; consumer: Consumer; queue: string }> {
   services.push(name);
