@@ -36,9 +36,12 @@ const log = progress('system-floor');
  */
 const TRANSACTIONS_PER_BOOKING = 12;
 
-/** [routing key, queues it reaches] for the three messages of one Booking. */
+/**
+ * [routing key, queues it reaches] for the three messages of one Booking (made without an invitation: its
+ * booking.created is routed past invitation's queue, libs/contracts eventRoutingKey).
+ */
 const MESSAGES: Array<[string, string[]]> = [
-  ['booking.created', ['availability', 'calendar-sync', 'webhook-dispatch', 'invitation']],
+  ['booking.created.no_invitation', ['availability', 'calendar-sync', 'webhook-dispatch']],
   ['calendar.synced', ['booking']],
   ['calendar.created', ['webhook-dispatch']],
 ];
