@@ -1,9 +1,8 @@
-import amqp from 'amqplib';
 import { makeEvent, type EventMessage } from '@sched/contracts';
 import { createDb, type Db } from '@sched/db';
 import { createLogger } from '@sched/logger';
 import { createBroker, enqueueEvent, startConsumer, startOutboxRelay, type Broker, type Consumer, type OutboxRelay } from '@sched/messaging';
-import { cleanupAmqpPrefix, createTestDatabase, makeBooking, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
+import { cleanupAmqpPrefix, createTestDatabase, makeBooking, queuedCount, takeQueued, testAmqp, waitFor, type TestAmqp, type TestDatabase } from '@sched/testing';
 import { startAvailabilityConsumer } from '../../availability/src/events/availability.consumer';
 import { outbox as bookingOutbox } from '../../booking/src/store/schema';
 import { BOOKING_EVENT_KINDS } from '../../calendar-sync/src/events/booking-changed.handler';
@@ -26,7 +25,6 @@ let db: TestDatabase;
 let mq: TestAmqp;
 let broker: Broker;
 let bookingDb: Db;
-let conn: amqp.ChannelModel;
 let relay: OutboxRelay | undefined;
 
 function bookingCreated(n: number, invitationId: string | null): EventMessage {
@@ -42,32 +40,18 @@ function bookingCreated(n: number, invitationId: string | null): EventMessage {
 
 /** Ids of the messages waiting in each queue (taken off it), and the routing keys they came with. */
 async function drainAll(): Promise<Record<(typeof QUEUES)[number], Array<{ id: string; key: string }>>> {
-  const ch = await conn.createChannel();
   const out = {} as Record<(typeof QUEUES)[number], Array<{ id: string; key: string }>>;
-  for (const q of QUEUES) {
-    out[q] = [];
-    for (;;) {
-      const m = await ch.get(`${mq.prefix}${q}`, { noAck: true });
-      if (!m) break;
-      out[q].push({ id: String(m.properties.messageId), key: m.fields.routingKey });
-    }
-  }
-  await ch.close();
+  for (const q of QUEUES) out[q] = (await takeQueued(mq.url, `${mq.prefix}${q}`)).map((m) => ({ id: m.messageId, key: m.routingKey }));
   return out;
 }
 
 /** Waits until `total` messages wait in the queues together (routing is asynchronous to the confirms of other queues). */
 async function waitForWaiting(total: number): Promise<void> {
-  const ch = await conn.createChannel();
-  try {
-    await waitFor(async () => {
-      let n = 0;
-      for (const q of QUEUES) n += (await ch.checkQueue(`${mq.prefix}${q}`)).messageCount;
-      return n >= total;
-    }, { timeoutMs: 20000, intervalMs: 50 });
-  } finally {
-    await ch.close();
-  }
+  await waitFor(async () => {
+    let n = 0;
+    for (const q of QUEUES) n += await queuedCount(mq.url, `${mq.prefix}${q}`);
+    return n >= total;
+  }, { timeoutMs: 20000, intervalMs: 100 });
 }
 
 beforeAll(async () => {
@@ -75,7 +59,6 @@ beforeAll(async () => {
   mq = testAmqp();
   broker = createBroker({ url: mq.url, prefix: mq.prefix, logger, name: 'routing-test' });
   await broker.waitForConnection();
-  conn = await amqp.connect(mq.url);
   bookingDb = createDb(db.pool('booking'));
   const invitationDb = createDb(db.pool('invitation'));
   // Never handle a message here: each is stopped right after its topology is asserted.
@@ -95,7 +78,6 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await conn.close();
   await broker.close();
   await cleanupAmqpPrefix(mq.url, mq.prefix, QUEUES.flatMap((q) => [q, `${q}.dlq`, ...RETRY.map((d) => `${q}.retry.${d}ms`)]), ['scheduling.events', 'scheduling.dlx']);
   await db.drop();
