@@ -88,8 +88,8 @@ async function main(): Promise<void> {
   }
   for (const key of ['booking.created', 'booking.created.no_invitation']) {
     const of = rows.filter((r) => r.key === key);
-    console.log(
-      JSON.stringify({
+    process.stdout.write(
+      `${JSON.stringify({
         key,
         per_messages: N,
         routed_to_invitation: of.map((r) => r.routed),
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
           rabbitmq_cpu_publishing: Math.round(median(of.map((r) => r.publishRabbitUs))),
           rabbitmq_cpu_while_invitation_drains: Math.round(median(of.map((r) => r.drainRabbitUs))),
         },
-      }),
+      })}\n`,
     );
   }
   await broker.close();
@@ -107,6 +107,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });
