@@ -28,6 +28,7 @@ export * from './requests/admin/schedules';
 export * from './requests/admin/event-types';
 export * from './requests/admin/webhooks';
 export * from './event-kinds';
+export * from './event-routing';
 export * from './events';
 export * from './operations';
 export * from './internal';

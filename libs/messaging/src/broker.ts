@@ -7,7 +7,7 @@ import { DEFAULT_CONFIRM_TIMEOUT_MS } from './confirm-publish';
 import { assertEnvelope, type EventEnvelope } from './envelope';
 import { openManagedChannel, type ManagedChannel } from './managed-channel';
 import { describeError } from './message-headers';
-import { assertBaseTopology, topologyNames, type TopologyNames } from './topology';
+import { assertBaseTopology, isRoutingKeyOf, topologyNames, type TopologyNames } from './topology';
 
 export type MessagingLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
@@ -37,8 +37,12 @@ export class BrokerUnavailableError extends Error {
 export interface Broker {
   readonly name: string;
   readonly names: TopologyNames;
-  /** Publishes to `scheduling.events` with routing key = type; resolves on the broker's confirm, rejects at once while disconnected. */
-  publish(envelope: EventEnvelope): Promise<void>;
+  /**
+   * Publishes to `scheduling.events` with routing key `routingKey` (default: the envelope's type; else the
+   * type followed by qualifiers, `<type>.<qualifier>…`, see isRoutingKeyOf); resolves on the broker's
+   * confirm, rejects at once while disconnected.
+   */
+  publish(envelope: EventEnvelope, routingKey?: string): Promise<void>;
   isConnected(): boolean;
   /** Readiness: resolves when connected with an open channel, else rejects with BrokerUnavailableError. */
   check(): Promise<void>;
@@ -203,14 +207,18 @@ export function createBroker(opts: BrokerOptions): Broker {
     names,
     isConnected,
 
-    async publish(envelope) {
+    async publish(envelope, routingKey = envelope.type) {
       assertEnvelope(envelope);
+      // Consumers bind `<type>.#` (README "Routing keys"): a key of another shape could reach none of them.
+      if (!isRoutingKeyOf(envelope.type, routingKey) || Buffer.byteLength(routingKey) > 255) {
+        throw new Error(`routing key "${routingKey}" is not the event's type "${envelope.type}" or that type followed by qualifiers`);
+      }
       // Fail fast: the manager would hold the message in memory until a reconnect; the outbox keeps it instead.
       if (!isConnected()) throw unavailable();
       // A blocked connection (memory or disk alarm) would hold the publish until the confirm timeout.
       if (blockedReason !== undefined) throw new BrokerUnavailableError(`RabbitMQ is blocking publishers: ${blockedReason}`);
       const occurred = Date.parse(envelope.occurred_at);
-      await publishing.publish(names.events, envelope.type, Buffer.from(JSON.stringify(envelope)), {
+      await publishing.publish(names.events, routingKey, Buffer.from(JSON.stringify(envelope)), {
         persistent: true,
         messageId: envelope.id,
         type: envelope.type,

@@ -10,7 +10,7 @@ import { qualifiedTableName, rowsOf, type AnyPgDatabase, type TxOf } from './db-
 import { parseEnvelope, type EventEnvelope } from './envelope';
 import type { InboxTable } from './inbox-table';
 import { describeError, HEADERS, headersOf, numberHeader, originalRoutingKey, stringHeader, withoutBrokerHeaders } from './message-headers';
-import { assertServiceTopology, DEFAULT_RETRY_DELAYS_MS, serviceQueueNames, type ServiceQueueNames } from './topology';
+import { assertServiceTopology, DEFAULT_RETRY_DELAYS_MS, serviceBindingKeys, serviceQueueNames, type ServiceQueueNames } from './topology';
 
 export interface DeliveryInfo {
   /** 1 for the first delivery, 2 for the first retry, and so on. */
@@ -26,8 +26,19 @@ export interface ConsumerOptions<TDb extends AnyPgDatabase> {
   inbox: InboxTable;
   /** Names the queue `<prefix><service>` and its retry and dead-letter queues. */
   service: string;
-  /** Routing keys (topic patterns allowed, e.g. `booking.*`) bound to the service queue. */
+  /**
+   * Event types (topic patterns allowed, e.g. `booking.*`) the service consumes. Each is bound as
+   * `<binding>.#`, so the queue receives the type's events whatever qualifiers their routing key carries
+   * (`booking.created` receives `booking.created.invitation` too); a qualified binding
+   * (`booking.created.invitation`) receives only those. README "Routing keys".
+   */
   bindings: readonly string[];
+  /**
+   * Binding keys bound exactly as given, without qualifiers: for a key an older publisher still uses
+   * while a rolling upgrade runs (invitation binds the bare `booking.created` that only booking
+   * versions before qualified keys publish).
+   */
+  exactBindings?: readonly string[];
   handler: EventHandler<TxOf<TDb>>;
   /**
    * Optional filter run before any database work. A message it refuses is acknowledged at once, with
@@ -93,6 +104,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
   const names = opts.broker.names;
   const log = opts.logger;
   const queues = serviceQueueNames(names.prefix, opts.service, opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+  const bindingKeys = serviceBindingKeys(opts.bindings, opts.exactBindings);
   const prefetch = opts.prefetch ?? 10;
   const inFlight = new Set<Promise<void>>();
   const events = new EventEmitter();
@@ -164,7 +176,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
 
   /** Runs on every channel the broker opens for us (first start, each reconnect, after a cancel). Idempotent. */
   async function subscribe(ch: ConfirmChannel): Promise<void> {
-    await assertServiceTopology(ch, names, queues, opts.bindings);
+    await assertServiceTopology(ch, names, queues, bindingKeys);
     await ch.prefetch(prefetch);
     if (stopping) return;
     const ok = await ch.consume(queues.queue, scope.bind((msg: ConsumeMessage | null) => onMessage(ch, msg)), { noAck: false });
@@ -290,7 +302,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
       if (stopping) return;
       started = true;
       events.emit('ready');
-      log.info('consumer subscribed', { queue: queues.queue, bindings: opts.bindings, prefetch });
+      log.info('consumer subscribed', { queue: queues.queue, bindings: bindingKeys, prefetch });
     },
     onLost(ch) {
       // Deliveries in flight on it will be redelivered; their settle() on the dead channel is a no-op.

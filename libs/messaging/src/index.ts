@@ -19,6 +19,9 @@ export {
   DEFAULT_RETRY_DELAYS_MS,
   topologyNames,
   serviceQueueNames,
+  isRoutingKeyOf,
+  qualifiedBindingKey,
+  serviceBindingKeys,
   type TopologyNames,
   type ServiceQueueNames,
 } from './topology';
@@ -32,7 +35,10 @@ export {
   outboxNotifyPayload,
   parseOutboxNotifyPayload,
   outboxRetentionRule,
+  outboxRoutingKeyRule,
   type OutboxTable,
+  type OutboxTableOptions,
+  type RoutingKeyRule,
 } from './outbox-table';
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
 export { inboxTable, inboxRetentionRule, type InboxTable } from './inbox-table';

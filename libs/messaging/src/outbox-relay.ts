@@ -5,7 +5,8 @@ import type { Broker, MessagingLogger } from './broker';
 import { qualifiedTableName } from './db-types';
 import type { EventEnvelope } from './envelope';
 import { describeError } from './message-headers';
-import { outboxChannel, outboxSchemaName, parseOutboxNotifyPayload, type OutboxTable } from './outbox-table';
+import { outboxChannel, outboxRoutingKeyRule, outboxSchemaName, parseOutboxNotifyPayload, type OutboxTable, type RoutingKeyRule } from './outbox-table';
+import { isRoutingKeyOf } from './topology';
 
 export interface OutboxRelayOptions {
   /** For the rounds (a connection each) and the LISTEN connection, held for the relay's lifetime. */
@@ -23,6 +24,8 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** Rounds waiting for their publisher confirms at once (each holds a pool connection). Default 3. */
   maxRoundsInFlight?: number;
+  /** The routing key of each event; default: the rule `table` was declared with (outboxTable), else the type. */
+  routingKey?: RoutingKeyRule;
 }
 
 export interface OutboxRelay {
@@ -89,6 +92,24 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const claimScan = prepared('', `SELECT id, payload FROM ${tableName} WHERE published_at IS NULL ORDER BY created_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`);
   const mark = prepared('(text[])', `UPDATE ${tableName} SET published_at = now() WHERE id = ANY($1)`);
   const statements = [claimIds, claimScan, mark];
+  const rule = opts.routingKey ?? outboxRoutingKeyRule(t);
+
+  /**
+   * The rule's key, or the bare type should the rule throw or give a key of another type: every consumer
+   * binds `<type>.#`, so the event still reaches all of them (and a consumer binding only a qualified key
+   * misses it, which its guard on the content would have had to decide anyway). A row is never held back.
+   */
+  function routingKeyOf(envelope: EventEnvelope): string {
+    if (!rule) return envelope.type;
+    try {
+      const key = rule(envelope);
+      if (typeof key === 'string' && isRoutingKeyOf(envelope.type, key) && Buffer.byteLength(key) <= 255) return key;
+      log.error('outbox routing rule gave a key that is not of the event type; published under its type', { event_id: envelope.id, type: envelope.type, routing_key: String(key) });
+    } catch (err) {
+      log.error('outbox routing rule failed; published under its type', { event_id: envelope.id, type: envelope.type, error: describeError(err) });
+    }
+    return envelope.type;
+  }
 
   let stopped = false;
   /** Rounds started and not finished (each holds its claimed rows in its own transaction). */
@@ -234,7 +255,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
 
       // Published together on one channel: the broker keeps their order and confirms in bulk. Each
       // publish is on the channel when broker.publish returns its promise, so the next round may start.
-      const pending = rows.map((r) => broker.publish(r.payload));
+      const pending = rows.map((r) => broker.publish(r.payload, routingKeyOf(r.payload)));
       handedOver();
       const settled = await Promise.allSettled(pending);
       const published: string[] = [];

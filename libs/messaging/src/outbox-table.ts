@@ -5,12 +5,29 @@ import { qualifiedTableName, type AnyPgDatabase } from './db-types';
 import { assertEnvelope, type EventEnvelope } from './envelope';
 
 /**
+ * The routing key an event is published with: its `type`, or the type followed by qualifiers that let
+ * consumers select fewer events of that type (README "Routing keys"), e.g. `booking.created.invitation`.
+ */
+export type RoutingKeyRule = (envelope: EventEnvelope) => string;
+
+export interface OutboxTableOptions {
+  /**
+   * How the relay routes this outbox's events; default: by type. Read at publish time, so rows written
+   * before a rule existed (or by SQL that never saw it) are routed by it too.
+   */
+  routingKey?: RoutingKeyRule;
+}
+
+const routingRules = new WeakMap<object, RoutingKeyRule>();
+
+/**
  * The publisher's outbox: events written in the same transaction as the state change
  * they describe, published later by the relay. Include it in the service's drizzle schema
- * file (`export const outbox = outboxTable(schema)`) so drizzle-kit generates it.
+ * file (`export const outbox = outboxTable(schema)`) so drizzle-kit generates it. The options
+ * are the publisher's, not columns: the table is the same with or without them.
  */
-export function outboxTable(schema: PgSchema) {
-  return schema.table(
+export function outboxTable(schema: PgSchema, opts: OutboxTableOptions = {}) {
+  const table = schema.table(
     'outbox',
     {
       /** The event id, so a row is enqueued at most once. */
@@ -30,6 +47,13 @@ export function outboxTable(schema: PgSchema) {
       index('outbox_published_idx').on(t.publishedAt).where(sql`published_at IS NOT NULL`),
     ],
   );
+  if (opts.routingKey) routingRules.set(table, opts.routingKey);
+  return table;
+}
+
+/** The routing rule the outbox was declared with (outboxTable's `routingKey`), if any. */
+export function outboxRoutingKeyRule(table: object): RoutingKeyRule | undefined {
+  return routingRules.get(table);
 }
 
 export type OutboxTable = ReturnType<typeof outboxTable>;

@@ -31,6 +31,30 @@ export interface ServiceQueueNames {
   retries: Array<{ queue: string; delayMs: number }>;
 }
 
+/**
+ * Routing keys on `scheduling.events`: the event's `type`, optionally followed by qualifiers the publisher
+ * adds so consumers can select fewer events of a type (`booking.created.invitation`). The envelope's
+ * `type` never carries them. A routing key is `type` itself or starts with `type.`.
+ */
+export function isRoutingKeyOf(type: string, routingKey: string): boolean {
+  return routingKey === type || routingKey.startsWith(`${type}.`);
+}
+
+/**
+ * The binding key of a consumer's binding: the event type (or pattern) followed by `.#`, which in a topic
+ * exchange matches the type itself and the type followed by any qualifiers (`#` matches zero or more
+ * words). Binding a type therefore receives every event of it, whatever qualifiers its publisher adds
+ * now or later. A binding that already ends in `#` is taken as it is.
+ */
+export function qualifiedBindingKey(binding: string): string {
+  return binding === '#' || binding.endsWith('.#') ? binding : `${binding}.#`;
+}
+
+/** Every binding key of a service queue: `bindings` with their qualifiers (qualifiedBindingKey), `exactBindings` as they are. */
+export function serviceBindingKeys(bindings: readonly string[], exactBindings: readonly string[] = []): string[] {
+  return [...new Set([...bindings.map(qualifiedBindingKey), ...exactBindings])];
+}
+
 export function topologyNames(prefix = ''): TopologyNames {
   return { prefix, events: `${prefix}${EVENTS_EXCHANGE}`, dlx: `${prefix}${DEAD_LETTER_EXCHANGE}` };
 }
@@ -59,7 +83,12 @@ export async function assertBaseTopology(ch: Channel, names: TopologyNames): Pro
   await ch.assertExchange(names.dlx, 'direct', { durable: true });
 }
 
-/** Idempotent: run on every (re)connect so a deleted queue or binding comes back. */
+/**
+ * Idempotent: run on every (re)connect so a deleted queue or binding comes back. `bindings` are the binding
+ * keys exactly as they go to the broker (serviceBindingKeys). It only adds bindings: one a former version
+ * made stays on the queue until removed by hand (a message matching several bindings of a queue reaches
+ * it once).
+ */
 export async function assertServiceTopology(
   ch: Channel,
   names: TopologyNames,

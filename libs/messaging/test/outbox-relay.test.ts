@@ -1,7 +1,8 @@
 import { eq, isNotNull, isNull, sql } from 'drizzle-orm';
-import { createBroker, createEnvelope, enqueueEvent, startOutboxRelay, type Broker, type EventEnvelope, type OutboxRelay } from '../src';
+import { pgSchema } from 'drizzle-orm/pg-core';
+import { createBroker, createEnvelope, enqueueEvent, outboxTable, startOutboxRelay, type Broker, type EventEnvelope, type OutboxRelay } from '../src';
 import { settle } from '../../testing/src/settle';
-import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, testLogger, type Probe } from './helpers/amqp-test-kit';
+import { AMQP_URL, capturingLogger, deleteTopology, eventually, openProbe, randomPrefix, testLogger, type Probe } from './helpers/amqp-test-kit';
 import { createServiceTables, createTestDatabase, type ServiceTables, type TestDatabase } from './helpers/test-database';
 
 const logger = testLogger();
@@ -99,6 +100,53 @@ test('an event enqueued in a rolled-back transaction is never published; a commi
   expect(msg.fields.routingKey).toBe('booking.created');
   expect(msg.properties).toMatchObject({ messageId: committed.id, type: 'booking.created', contentType: 'application/json', deliveryMode: 2 });
   expect(JSON.parse(msg.content.toString())).toEqual(committed);
+});
+
+test('an outbox declared with a routing rule publishes under its key; a rule that throws or names another type falls back to the type', async () => {
+  // The same table as tables.outbox, declared by a publisher that routes its events (booking's store/schema.ts does this).
+  const routed = outboxTable(pgSchema(tables.schemaName), {
+    routingKey: (e) => {
+      const n = (e.data as { n: number }).n;
+      if (n === 1) return 'booking.created.invitation';
+      if (n === 2) throw new Error('rule broke');
+      if (n === 3) return 'booking.cancelled';
+      return e.type;
+    },
+  });
+  const [qualified, broken, otherType, plain] = [event(1), event(2), event(3), event(4)];
+  const { logger: capturing, lines } = capturingLogger();
+  await tdb.db.transaction(async (tx) => {
+    for (const e of [qualified, broken, otherType, plain]) await enqueueEvent(tx, routed, e);
+  });
+  relay({ table: routed, pollIntervalMs: 50, logger: capturing });
+  await eventually(() => probe.messages.length === 4, 5000, 'four events');
+  expect(probe.messages.map((m) => [m.properties.messageId, m.fields.routingKey, m.properties.type])).toEqual([
+    [qualified.id, 'booking.created.invitation', 'booking.created'],
+    [broken.id, 'booking.created', 'booking.created'],
+    [otherType.id, 'booking.created', 'booking.created'],
+    [plain.id, 'booking.created', 'booking.created'],
+  ]);
+  // The body, and so the type every consumer and webhook sees, is the envelope as written.
+  expect(JSON.parse(probe.messages[0]!.content.toString())).toEqual(qualified);
+  expect(lines.join('\n')).toContain('outbox routing rule failed');
+  expect(lines.join('\n')).toContain('outbox routing rule gave a key that is not of the event type');
+});
+
+test('the relay routingKey option routes the events of an outbox declared without a rule', async () => {
+  const e = event(7);
+  await tdb.db.transaction((tx) => enqueueEvent(tx, tables.outbox, e));
+  relay({ pollIntervalMs: 50, routingKey: (x) => `${x.type}.by_option` });
+  await eventually(() => probe.ids().includes(e.id), 5000, 'the event');
+  expect(probe.messages.map((m) => m.fields.routingKey)).toEqual(['booking.created.by_option']);
+});
+
+test('broker.publish refuses a routing key that is not the type or the type with qualifiers', async () => {
+  const e = event(6);
+  await expect(broker.publish(e, 'booking.cancelled')).rejects.toThrow(/not the event's type/);
+  await expect(broker.publish(e, 'booking.createdX')).rejects.toThrow(/not the event's type/);
+  await broker.publish(e, 'booking.created.invitation');
+  await eventually(() => probe.ids().includes(e.id), 5000, 'the qualified event');
+  expect(probe.messages.map((m) => m.fields.routingKey)).toEqual(['booking.created.invitation']);
 });
 
 test('a committed event reaches the broker within milliseconds through NOTIFY, not the poll timer', async () => {

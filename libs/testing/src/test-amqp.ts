@@ -30,3 +30,30 @@ export async function cleanupAmqpPrefix(url: string, prefix: string, queueNames:
     await conn.close();
   }
 }
+
+/** Messages ready in a queue (a passive declare), without touching them. */
+export async function queuedCount(url: string, queue: string): Promise<number> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createChannel();
+    return (await ch.checkQueue(queue)).messageCount;
+  } finally {
+    await conn.close();
+  }
+}
+
+/** Takes every message ready in a queue off it (basic.get with auto-ack): the message id and routing key of each, in queue order. */
+export async function takeQueued(url: string, queue: string): Promise<Array<{ messageId: string; routingKey: string }>> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createChannel();
+    const out: Array<{ messageId: string; routingKey: string }> = [];
+    for (;;) {
+      const m = await ch.get(queue, { noAck: true });
+      if (!m) return out;
+      out.push({ messageId: String(m.properties.messageId), routingKey: m.fields.routingKey });
+    }
+  } finally {
+    await conn.close();
+  }
+}

@@ -117,6 +117,7 @@ it('a create killed after commit and before reply is replayed on retry with the 
   });
   // Everything the relays confirmed is in the tap's queue ahead of this marker: a duplicate would be counted.
   await tap.drain();
-  expect(tap.messages.map((m) => [m.routingKey, m.body.data.booking.id])).toEqual([['booking.created', replayed.data.id]]);
+  // Routed as a Booking made without an invitation; the message's type stays booking.created.
+  expect(tap.messages.map((m) => [m.routingKey, m.body.type, m.body.data.booking.id])).toEqual([['booking.created.no_invitation', 'booking.created', replayed.data.id]]);
   expect(tap.messages[0]!.body.data.booking).toEqual(replayed.data);
 }, 90_000);

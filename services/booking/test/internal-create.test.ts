@@ -1,7 +1,8 @@
 import { bookingSchema } from '@sched/contracts';
-import { credentialFor, internalAuthorization } from '@sched/testing';
+import { credentialFor, internalAuthorization, waitFor } from '@sched/testing';
 import { refusing, bookable } from './support/availability-stub';
 import { createBody, startBookingHarness, type BookingHarness } from './support/booking-harness';
+import { startEventTap } from './support/event-tap';
 
 /**
  * POST /internal/v1/workspaces/{ws}/bookings (contracts internalCreateBookingSchema): the hosted booking
@@ -30,12 +31,21 @@ async function internalCreate(ws: string, json: any, headers: Record<string, str
 }
 
 it('creates a booking_page Booking in the path’s workspace, and booking.created carries the invitation id', async () => {
+  // What the invitation service's queue binds: only the Bookings made through an invitation.
+  const invitations = await startEventTap(h.amqp, 'test.invitation-created', ['booking.created.invitation']);
   const res = await internalCreate(h.main.workspaceId, { ...createBody(), source: 'booking_page', invitation_id: INVITATION });
   expect(res.status).toBe(201);
   expect(bookingSchema.parse(res.body.data)).toEqual(res.body.data);
   expect(res.body.data).toMatchObject({ source: 'booking_page', status: 'confirmed', version: 1 });
   const { rows } = await h.db.adminPool.query(`SELECT payload FROM booking.outbox WHERE payload->'data'->'booking'->>'id' = $1`, [res.body.data.id]);
   expect(rows[0].payload.data.internal.invitation_id).toBe(INVITATION);
+  // The relay publishes it under booking.created.invitation; an API Booking (no invitation) does not reach that binding.
+  const plain = await h.api('POST', '/v1/bookings', { json: createBody() });
+  expect(plain.status).toBe(201);
+  await waitFor(async () => (await h.db.adminPool.query('SELECT count(*)::int AS n FROM booking.outbox WHERE published_at IS NULL')).rows[0].n === 0, { timeoutMs: 10_000 });
+  await invitations.drain();
+  expect(invitations.messages.map((m) => [m.routingKey, m.body.type, m.body.data.booking.id])).toEqual([['booking.created.invitation', 'booking.created', res.body.data.id]]);
+  await invitations.close();
   // The v1 API shows it to the workspace, without the internal field.
   const read = await h.api('GET', `/v1/bookings/${res.body.data.id}`);
   expect(read.body.data).toEqual(res.body.data);

@@ -1,4 +1,4 @@
-import { makeEvent } from '@sched/contracts';
+import { eventRoutingKey, makeEvent } from '@sched/contracts';
 import { makeBooking, waitFor, waitForEventsHandled } from '@sched/testing';
 import { eventType } from './support/stubs';
 import { call, startPageSystem, type PageSystem } from './support/page-system';
@@ -191,14 +191,15 @@ describe('the use saga across invitation and booking', () => {
     const made = sys.booking.created.find((b) => b.body.invitation_id === id)!;
     const booking = { id: made.bookingId, start_at: slot(7).toISOString(), guest: guest() };
     const event = bookingCreated(ws.id, booking, id);
-    await sys.invitation.broker.publish(event);
+    await sys.invitation.broker.publish(event, eventRoutingKey(event)); // booking.created.invitation, as booking routes it
     await waitFor(async () => (await read(id)).used_count === 1, { timeoutMs: 10000 });
     expect(await reservations(id)).toEqual([{ status: 'confirmed', booking_id: made.bookingId }]);
-    // A redelivery, and a second message about the same Booking, change nothing.
+    // A redelivery (under the bare key a booking replica before routing keys uses: both keys reach this
+    // queue during a rolling upgrade), and a second message about the same Booking, change nothing.
     const from = sys.serviceLogs.length;
     const second = bookingCreated(ws.id, booking, id);
-    await sys.invitation.broker.publish(event);
-    await sys.invitation.broker.publish(second);
+    await sys.invitation.broker.publish(event, 'booking.created');
+    await sys.invitation.broker.publish(second, eventRoutingKey(second));
     await waitForEventsHandled(sys.serviceLogs, [event.id, second.id], { from, timeoutMs: 10000 });
     expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
     expect(await reservations(id)).toHaveLength(1);
@@ -214,19 +215,24 @@ describe('the use saga across invitation and booking', () => {
     expect(second.status).toBe(201);
     expect(await read(id)).toMatchObject({ used_count: 1, status: 'exhausted' });
     // The hung request's Booking turns out to exist after all (e.g. booking committed late).
-    await sys.invitation.broker.publish(bookingCreated(ws.id, { id: 'bkg_latebookingxxxxxxxxxxxx', start_at: slot(9).toISOString(), guest: guest() }, id));
+    const late = bookingCreated(ws.id, { id: 'bkg_latebookingxxxxxxxxxxxx', start_at: slot(9).toISOString(), guest: guest() }, id);
+    await sys.invitation.broker.publish(late, eventRoutingKey(late));
     await waitFor(async () => (await reservations(id)).every((r) => r.status === 'confirmed'), { timeoutMs: 10000 });
     expect((await read(id)).used_count).toBe(1);
   });
 
-  it('ignores booking.created messages of Bookings made without an invitation', async () => {
+  it('ignores booking.created messages of Bookings made without an invitation, whatever key reaches its queue', async () => {
     const { id } = await invite();
     const ignored = bookingCreated(ws.id, { id: 'bkg_apibookingxxxxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, null);
-    await sys.invitation.broker.publish(ignored);
+    // booking routes it as booking.created.no_invitation, which this queue is not bound to; under the bare key
+    // (a booking replica before routing keys) or a wrong one it arrives, and the guard on its content drops it.
+    await sys.invitation.broker.publish(ignored, eventRoutingKey(ignored));
+    await sys.invitation.broker.publish(ignored, 'booking.created');
+    await sys.invitation.broker.publish(ignored, 'booking.created.invitation');
     // It is acknowledged without a line or a row: a later message of another invitation, once handled, says it was seen.
     const other = await invite();
     const marker = bookingCreated(ws.id, { id: 'bkg_markerbookingxxxxxxxxxx', start_at: slot(11).toISOString(), guest: guest() }, other.id);
-    await sys.invitation.broker.publish(marker);
+    await sys.invitation.broker.publish(marker, eventRoutingKey(marker));
     await waitForEventsHandled(sys.serviceLogs, [marker.id], { timeoutMs: 10000 });
     expect((await read(id)).used_count).toBe(0);
     expect((await sys.db.adminPool.query('SELECT 1 FROM invitation.inbox WHERE event_id = $1', [ignored.id])).rows).toEqual([]);

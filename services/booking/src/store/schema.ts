@@ -1,12 +1,16 @@
 import { index, integer, json, text, timestamp, pgSchema } from 'drizzle-orm/pg-core';
+import { eventRoutingKey } from '@sched/contracts';
 import { outboxTable, inboxTable } from '@sched/messaging';
 import { idempotencyTable } from '@sched/idempotency';
 
 /** Everything this service stores lives in its own schema, readable only by its own login role. */
 export const booking = pgSchema('booking');
 
-/** Events written in the same transaction as the change they announce; relayed to RabbitMQ. */
-export const outbox = outboxTable(booking);
+/**
+ * Events written in the same transaction as the change they announce; relayed to RabbitMQ, each with
+ * the routing key eventRoutingKey gives it (booking.created says whether an invitation was involved).
+ */
+export const outbox = outboxTable(booking, { routingKey: eventRoutingKey });
 
 /** Ids of consumed events, written with the handler's effect so a redelivery is skipped. */
 export const inbox = inboxTable(booking);

@@ -1,5 +1,5 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { EVENTS_EXCHANGE } from '@sched/messaging';
+import { EVENTS_EXCHANGE, qualifiedBindingKey } from '@sched/messaging';
 import type { TestAmqp } from '@sched/testing';
 
 /** A test's own queue bound to the prefixed events exchange: what actually reached RabbitMQ, counted. */
@@ -17,6 +17,7 @@ export interface EventTap {
   close(): Promise<void>;
 }
 
+/** `bindings` name event types as a consumer's do: each is bound with its qualifiers (`<type>.#`, libs/messaging README "Routing keys"). */
 export async function startEventTap(broker: TestAmqp, name: string, bindings: string[]): Promise<EventTap> {
   const conn: ChannelModel = await amqp.connect(broker.url);
   const ch: Channel = await conn.createConfirmChannel();
@@ -24,7 +25,7 @@ export async function startEventTap(broker: TestAmqp, name: string, bindings: st
   const queue = `${broker.prefix}${name}`;
   await ch.assertExchange(exchange, 'topic', { durable: true });
   await ch.assertQueue(queue, { durable: false, autoDelete: false });
-  for (const key of bindings) await ch.bindQueue(queue, exchange, key);
+  for (const key of bindings) await ch.bindQueue(queue, exchange, qualifiedBindingKey(key));
   const messages: EventTap['messages'] = [];
   const markers = new Map<string, () => void>();
   let markerCount = 0;
