@@ -30,3 +30,16 @@ export async function cleanupAmqpPrefix(url: string, prefix: string, queueNames:
     await conn.close();
   }
 }
+
+/** How many consumers RabbitMQ has on a queue (the full name, prefix included); the queue must exist. */
+export async function queueConsumerCount(url: string, queue: string): Promise<number> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createChannel();
+    const { consumerCount } = await ch.checkQueue(queue);
+    await ch.close();
+    return consumerCount;
+  } finally {
+    await conn.close();
+  }
+}
