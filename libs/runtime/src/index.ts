@@ -117,7 +117,9 @@ export interface RunningService<C extends BaseServiceConfig, B extends Broker | 
 }
 
 /**
- * Boots one service process: first its CPU priority (CPU_NICE: every thread of the process, so what the
+ * Boots one service process, running the parts PROCESS_ROLE names (process-role.ts; `ctx.runs` tells the
+ * setup: `api` registers routes, `worker` starts the background work and gets no route access, `all`
+ * both): first its CPU priority (CPU_NICE: every thread of the process, so what the
  * service starts later inherits it; a refusal of the OS is a warning, not a failed start), then Postgres pool, RabbitMQ connection (in the background: a service starts
  * while the broker is down; none with `broker: false`), the HTTP app with /healthz /readyz /metrics, the
  * service's own setup, then listens (the public port, then the operations port if any). Stops in reverse:
