@@ -1,5 +1,5 @@
 // Self time per package and per function, per unit (e.g. per Booking), of the .cpuprofile files in
-// <dir>/<service>/ (written by SYSTEM_PROFILE_DIR runs), optionally cut to an interval of the
+// <dir>/<process>/ (<service> or <service>-worker; written by SYSTEM_PROFILE_DIR runs), optionally cut to an interval of the
 // monotonic clock in µs (tests-e2e/bench/profile-bookings.ts prints it). docs/performance.md.
 //   node scripts/cpu-profile-report.mjs <dir> <units> [<from µs> <to µs>] [--top N]
 // The V8 profiler samples by wall clock: time a process spends descheduled inside a system call

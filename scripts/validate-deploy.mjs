@@ -4,6 +4,9 @@
 // - the shape rules of deploy/README.md: per service a Deployment (readiness /readyz, liveness
 //   /healthz, requests and limits), Service, HorizontalPodAutoscaler and PodDisruptionBudget, and
 //   a migration Job; the gateway's probes and scrape on its ops port, which its Service does not expose;
+//   per service with background work its API (PROCESS_ROLE=api) and a `<service>-worker` Deployment
+//   (PROCESS_ROLE=worker, same image and SERVICE, a CPU request no higher than its API's, no Service) with its
+//   HorizontalPodAutoscaler and PodDisruptionBudget;
 // - the NetworkPolicies (scripts/lib/network-policy-check.mjs): who may reach whom, computed from the
 //   policies, equals the edge table there; a default-deny; internet egress excepts private ranges;
 // - docker-compose.yml with `docker-compose config` (Debian's docker-compose needs no engine for it).
@@ -22,6 +25,8 @@ const arg = (name) => {
 };
 const k8s = path.resolve(arg('--k8s') ?? path.join(root, 'deploy/k8s'));
 const SERVICES = ['gateway', 'booking', 'availability', 'invitation', 'calendar-sync', 'webhook-dispatch'];
+/** The services with background work: each also runs as `<service>-worker` (PROCESS_ROLE, README). */
+const WORKER_SERVICES = ['booking', 'availability', 'invitation', 'calendar-sync', 'webhook-dispatch'];
 const problems = [];
 
 // kubernetes-models is ESM-only, hence this script is .mjs.
@@ -100,6 +105,29 @@ function checkShape(objects, where) {
     if (c.readinessProbe?.httpGet?.path !== '/readyz') problems.push(`${where}: ${s} readiness is not /readyz`);
     if (c.livenessProbe?.httpGet?.path !== '/healthz') problems.push(`${where}: ${s} liveness is not /healthz`);
     if (!c.resources?.requests || !c.resources?.limits) problems.push(`${where}: ${s} lacks resource requests/limits`);
+  }
+  const envOf = (c, name) => c?.env?.find((e) => e.name === name)?.value;
+  /** CPU request in millicores ("250m", "1", "0.5"). */
+  const millis = (q) => (typeof q === 'string' && q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000);
+  for (const s of WORKER_SERVICES) {
+    const w = `${s}-worker`;
+    for (const kind of ['Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']) {
+      if (!find(kind, w)) problems.push(`${where}: ${w} has no ${kind}`);
+    }
+    if (find('Service', w)) problems.push(`${where}: ${w} has a Service (a worker serves no API: nothing calls it)`);
+    const api = find('Deployment', s)?.spec?.template?.spec?.containers?.[0];
+    const c = find('Deployment', w)?.spec?.template?.spec?.containers?.[0];
+    if (api && envOf(api, 'PROCESS_ROLE') !== 'api') problems.push(`${where}: ${s} does not run with PROCESS_ROLE=api (its background work is ${w}'s)`);
+    if (!c) continue;
+    if (envOf(c, 'PROCESS_ROLE') !== 'worker') problems.push(`${where}: ${w} does not run with PROCESS_ROLE=worker`);
+    if (envOf(c, 'SERVICE') !== s) problems.push(`${where}: ${w} does not run SERVICE=${s}`);
+    if (c.image !== api?.image) problems.push(`${where}: ${w} runs another image than ${s} (the role is a setting, not a binary)`);
+    if (c.readinessProbe?.httpGet?.path !== '/readyz') problems.push(`${where}: ${w} readiness is not /readyz`);
+    if (c.livenessProbe?.httpGet?.path !== '/healthz') problems.push(`${where}: ${w} liveness is not /healthz`);
+    if (!c.resources?.requests || !c.resources?.limits) problems.push(`${where}: ${w} lacks resource requests/limits`);
+    else if (!(millis(c.resources.requests.cpu) <= millis(api?.resources?.requests?.cpu))) {
+      problems.push(`${where}: ${w} requests more CPU than ${s} (the background work gives way to the API under contention)`);
+    }
   }
   if (!objects.some((o) => o.kind === 'Job')) problems.push(`${where}: no migration Job`);
   // The gateway's public port answers neither /readyz nor /metrics: both on its ops port only.

@@ -21,7 +21,22 @@ const INTERNET = { '0.0.0.0/0': 'internet (IPv4)', '::/0': 'internet (IPv6)' };
 export const NOT_INTERNET = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', 'fc00::/7', 'fe80::/10'];
 
 const SERVICES = ['gateway', 'booking', 'availability', 'invitation', 'calendar-sync', 'webhook-dispatch'];
-const METRICS_PORT = { gateway: 9080, booking: 8081, availability: 8082, invitation: 8083, 'calendar-sync': 8084, 'webhook-dispatch': 8085 };
+/** The background work of each service but the gateway, its own Deployment (PROCESS_ROLE=worker). */
+const WORKERS = ['booking-worker', 'availability-worker', 'invitation-worker', 'calendar-sync-worker', 'webhook-dispatch-worker'];
+const METRICS_PORT = {
+  gateway: 9080,
+  booking: 8081,
+  availability: 8082,
+  invitation: 8083,
+  'calendar-sync': 8084,
+  'webhook-dispatch': 8085,
+  // A worker's port (its service's + 100) serves /healthz, /readyz and /metrics only.
+  'booking-worker': 8181,
+  'availability-worker': 8182,
+  'invitation-worker': 8183,
+  'calendar-sync-worker': 8184,
+  'webhook-dispatch-worker': 8185,
+};
 
 /** Who may connect to whom: `<from> -> <to>:<port>/<protocol>`. docs/architecture.md and each service's *_URL settings. */
 export const EXPECTED_EDGES = [
@@ -38,18 +53,22 @@ export const EXPECTED_EDGES = [
   'invitation -> availability:8082/TCP', // event types, slots
   'availability -> calendar-sync:8084/TCP', // busy times
   'calendar-sync -> availability:8082/TCP', // host lookup
-  // Outside: calendar providers and webhook receivers.
+  'calendar-sync-worker -> availability:8082/TCP', // host lookup of the calendar writes and refreshes
+  // Outside: calendar providers (busy reads of the API, writes and refreshes of the worker) and webhook
+  // receivers (the worker's sends; webhook-dispatch's admin API connects to nothing outside).
   'calendar-sync -> internet (IPv4):*/TCP',
   'calendar-sync -> internet (IPv6):*/TCP',
-  'webhook-dispatch -> internet (IPv4):*/TCP',
-  'webhook-dispatch -> internet (IPv6):*/TCP',
-  // Postgres: every service and the migration Job; RabbitMQ: every service but the gateway.
-  ...[...SERVICES, 'migrate'].map((s) => `${s} -> postgres:5432/TCP`),
-  ...SERVICES.filter((s) => s !== 'gateway').flatMap((s) => [`${s} -> rabbitmq:5671/TCP`, `${s} -> rabbitmq:5672/TCP`]),
-  // The scrape, on the port that serves /metrics (the gateway's ops port).
-  ...SERVICES.map((s) => `monitoring/prometheus -> ${s}:${METRICS_PORT[s]}/TCP`),
+  'calendar-sync-worker -> internet (IPv4):*/TCP',
+  'calendar-sync-worker -> internet (IPv6):*/TCP',
+  'webhook-dispatch-worker -> internet (IPv4):*/TCP',
+  'webhook-dispatch-worker -> internet (IPv6):*/TCP',
+  // Postgres: every service and worker and the migration Job; RabbitMQ: every one but the gateway.
+  ...[...SERVICES, ...WORKERS, 'migrate'].map((s) => `${s} -> postgres:5432/TCP`),
+  ...[...SERVICES, ...WORKERS].filter((s) => s !== 'gateway').flatMap((s) => [`${s} -> rabbitmq:5671/TCP`, `${s} -> rabbitmq:5672/TCP`]),
+  // The scrape, on the port that serves /metrics (the gateway's ops port, a worker's port).
+  ...[...SERVICES, ...WORKERS].map((s) => `monitoring/prometheus -> ${s}:${METRICS_PORT[s]}/TCP`),
   // DNS for every pod, including one nobody declared (kubectl run in the namespace).
-  ...[...SERVICES, 'migrate', '(other pod)'].flatMap((s) => [`${s} -> kube-system/kube-dns:53/UDP`, `${s} -> kube-system/kube-dns:53/TCP`]),
+  ...[...SERVICES, ...WORKERS, 'migrate', '(other pod)'].flatMap((s) => [`${s} -> kube-system/kube-dns:53/UDP`, `${s} -> kube-system/kube-dns:53/TCP`]),
 ];
 
 /** Namespaces outside ours that the policies' selectors may name, each with a pod they mean and one they do not. */

@@ -5,7 +5,7 @@ const SKIP = new Set(['level', 'message', 'service', 'timestamp']);
 
 export function prettyLine(prefix, colorIndex, line, useColor = process.stdout.isTTY) {
   const c = (code, s) => (useColor ? `\x1b[${code}m${s}\x1b[0m` : s);
-  const tag = c(COLORS[colorIndex % COLORS.length], prefix.padEnd(16));
+  const tag = c(COLORS[colorIndex % COLORS.length], prefix.padEnd(23));
   let obj;
   try {
     obj = JSON.parse(line);

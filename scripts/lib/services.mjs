@@ -11,14 +11,21 @@ export const SERVICES = [
 export const RADICALE_PORT = 5232;
 
 /**
- * The background services: their work (calendar writes, webhooks) may lag during a burst and catch up,
- * it may not take the API's latency with it. `npm start` runs them, and the calendar provider (Radicale),
- * at a lower CPU priority (CPU_NICE, README "Environment variables"); tests-e2e/support/system.ts does
- * the same, so the benchmarks measure the system as `npm start` runs it.
+ * The services with background work (consumers, outbox relays, calendar writes, webhook deliveries,
+ * retention): `npm start` runs each as two processes (PROCESS_ROLE, README "Environment variables"),
+ * `<svc>` with PROCESS_ROLE=api at the normal CPU priority on its usual port, and `<svc>-worker` with
+ * PROCESS_ROLE=worker at BACKGROUND_CPU_NICE on its worker port (health, readiness and metrics only).
+ * The background work may lag during a burst and catch up; it may not take the API's latency with it.
+ * The calendar provider (Radicale) runs at the same lower priority. The gateway is all API: one process.
+ * tests-e2e/support/system.ts does the same (keep the two alike), so the benchmarks measure the system
+ * as `npm start` runs it.
  */
-export const BACKGROUND_SERVICES = ['calendar-sync', 'webhook-dispatch'];
+export const WORKER_SERVICES = ['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'];
 
-/** The background services' nice value: BACKGROUND_CPU_NICE (0..19; 0 runs everything at normal priority), else 15. */
+/** A worker's port is its service's port + this, unless `<NAME>_WORKER_PORT` says otherwise (booking-worker: 8181). */
+export const WORKER_PORT_OFFSET = 100;
+
+/** The workers' nice value: BACKGROUND_CPU_NICE (0..19; 0 runs everything at normal priority), else 15. */
 export function backgroundCpuNice(env = {}) {
   const raw = env.BACKGROUND_CPU_NICE;
   if (raw === undefined || raw === '') return 15;
@@ -39,6 +46,40 @@ export function servicePorts(env = {}) {
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${portVariable(s.name)} must be a port number, got '${raw}'`);
       return [s.name, port];
     }),
+  );
+}
+
+/** `booking` → `BOOKING_WORKER_PORT`: the variable that moves a worker off its default port. */
+export const workerPortVariable = (name) => `${name.toUpperCase().replace(/-/g, '_')}_WORKER_PORT`;
+
+/** Each worker's port (/healthz, /readyz, /metrics): `<NAME>_WORKER_PORT`, else its service's port + WORKER_PORT_OFFSET. */
+export function workerPorts(env = {}, ports = servicePorts(env)) {
+  return Object.fromEntries(
+    WORKER_SERVICES.map((name) => {
+      const raw = env[workerPortVariable(name)];
+      const port = raw === undefined || raw === '' ? ports[name] + WORKER_PORT_OFFSET : Number(raw);
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${workerPortVariable(name)} must be a port number, got '${raw}'`);
+      return [name, port];
+    }),
+  );
+}
+
+/**
+ * The processes `npm start` runs, in start order (each service's worker right after its API, the
+ * gateway last): `name` labels its log lines, `service` is the bundle, `role` its PROCESS_ROLE,
+ * `port` its PORT (a worker's serves /healthz, /readyz and /metrics only), `cpuNice` the CPU_NICE it is given (a worker's; the others keep the environment's).
+ */
+export function processPlan(env = {}) {
+  const ports = servicePorts(env);
+  const workers = workerPorts(env, ports);
+  const nice = backgroundCpuNice(env);
+  return SERVICES.flatMap((s) =>
+    WORKER_SERVICES.includes(s.name)
+      ? [
+          { name: s.name, service: s.name, role: 'api', port: ports[s.name] },
+          { name: `${s.name}-worker`, service: s.name, role: 'worker', port: workers[s.name], cpuNice: nice },
+        ]
+      : [{ name: s.name, service: s.name, role: 'all', port: ports[s.name] }],
   );
 }
 

@@ -1,5 +1,6 @@
 // The part of `npm start` that runs once scripts/ensure-infra.sh has installed the workspace (see
-// scripts/start.mjs): build, migrate, Radicale, the six services, the demo workspace and the banner.
+// scripts/start.mjs): build, migrate, Radicale, the six services (each with background work as an API
+// process and a worker process, scripts/lib/services.mjs processPlan), the demo workspace and the banner.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { prettyLine } from './pretty-log.mjs';
-import { BACKGROUND_SERVICES, RADICALE_PORT, SERVICES, backgroundCpuNice, gatewayOpsPort, servicePorts, upstreamEnv } from './services.mjs';
+import { RADICALE_PORT, backgroundCpuNice, gatewayOpsPort, processPlan, servicePorts, upstreamEnv } from './services.mjs';
 import { seedDemo } from './seed-demo.mjs';
 import { startWebhookReceiver } from './webhook-receiver.mjs';
 
@@ -46,25 +47,27 @@ export async function startSystem(root) {
   }
 
   const ports = servicePorts(process.env);
+  // Every service's API process, and a worker process beside each one with background work.
+  const plan = processPlan(process.env);
   // The gateway answers /readyz on its operations port only (deploy/README.md, "Network").
   const opsPort = gatewayOpsPort(process.env, ports);
-  const readyPort = (name) => (name === 'gateway' ? opsPort : ports[name]);
-  // calendar-sync, webhook-dispatch and the calendar provider give way to the API during a burst.
+  const readyPort = (proc) => (proc.name === 'gateway' ? opsPort : proc.port);
+  // The workers and the calendar provider give way to the API during a burst.
   const backgroundNice = backgroundCpuNice(process.env);
 
-  async function waitReady(name, children) {
+  async function waitReady(proc, children) {
     const deadline = Date.now() + 60000;
     while (Date.now() < deadline) {
-      if (children.get(name)?.exitCode !== null) throw new Error(`${name} exited during start-up (see its log lines above)`);
+      if (children.get(proc.name)?.exitCode !== null) throw new Error(`${proc.name} exited during start-up (see its log lines above)`);
       try {
-        const res = await fetch(`http://127.0.0.1:${readyPort(name)}/readyz`);
+        const res = await fetch(`http://127.0.0.1:${readyPort(proc)}/readyz`);
         if (res.ok) return;
       } catch {
         /* not listening yet */
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    throw new Error(`${name} was not ready on :${readyPort(name)} within 60 s`);
+    throw new Error(`${proc.name} was not ready on :${readyPort(proc)} within 60 s`);
   }
 
   say('building services');
@@ -89,30 +92,32 @@ export async function startSystem(root) {
   let stopping = false;
   const bookingPageUrl = process.env.BOOKING_PAGE_URL ?? `http://localhost:${ports.gateway}/book`;
   const baseEnv = { ...process.env, ...secrets, ...upstreamEnv(ports), BOOKING_PAGE_URL: bookingPageUrl, NODE_ENV: process.env.NODE_ENV ?? 'development' };
-  SERVICES.forEach((svc, i) => {
-    const child = spawn('node', ['--enable-source-maps', join(root, 'services', svc.name, 'dist/main.js')], {
+  plan.forEach((proc, i) => {
+    // One bundle per service; the role is a setting (PROCESS_ROLE).
+    const child = spawn('node', ['--enable-source-maps', join(root, 'services', proc.service, 'dist/main.js')], {
       cwd: root,
       env: {
         ...baseEnv,
-        PORT: String(ports[svc.name]),
-        ...(svc.name === 'gateway' ? { OPS_PORT: String(opsPort) } : {}),
-        HOST: svc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1',
-        ...(BACKGROUND_SERVICES.includes(svc.name) ? { CPU_NICE: String(backgroundNice) } : {}),
+        PORT: String(proc.port),
+        PROCESS_ROLE: proc.role,
+        ...(proc.name === 'gateway' ? { OPS_PORT: String(opsPort) } : {}),
+        HOST: proc.name === 'gateway' ? process.env.GATEWAY_HOST ?? '127.0.0.1' : '127.0.0.1',
+        ...(proc.cpuNice !== undefined ? { CPU_NICE: String(proc.cpuNice) } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Own process group: Ctrl-C reaches only this script, which then stops each service once, in order.
       detached: true,
     });
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (l) => console.log(prettyLine(svc.name, i, l)));
+      createInterface({ input: stream }).on('line', (l) => console.log(prettyLine(proc.name, i, l)));
     }
     child.on('exit', (code, signal) => {
       if (!stopping) {
-        say(`${svc.name} stopped (${signal ?? `exit ${code}`}); stopping everything`);
+        say(`${proc.name} stopped (${signal ?? `exit ${code}`}); stopping everything`);
         void shutdown(1);
       }
     });
-    children.set(svc.name, child);
+    children.set(proc.name, child);
   });
 
   async function shutdown(code = 0) {
@@ -138,7 +143,7 @@ export async function startSystem(root) {
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
 
   try {
-    for (const svc of SERVICES) await waitReady(svc.name, children);
+    for (const proc of plan) await waitReady(proc, children);
   } catch (err) {
     say(String(err.message ?? err));
     await shutdown(1);
@@ -157,6 +162,7 @@ export async function startSystem(root) {
   console.log(`\n${line}
  Scheduling service is up.
    Gateway:        ${gateway}
+   Processes:      ${plan.length}: each service's API, and its background work in <service>-worker (port + 100)
    Admin token:    ${secrets.ADMIN_TOKEN}   (ADMIN_TOKEN; .data/dev-secrets.json)
    Demo workspace: ${demo.workspaceId}
    Demo API key:   ${demo.apiKey}

@@ -100,6 +100,7 @@ function readCmdline(pid: number): string | undefined {
  * for cpuPerUnit.
  */
 export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra: Record<number, string> = {}, everyMs = 1000) {
+  // By service: a service's API and worker processes (PROCESS_ROLE) count together.
   const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.service]));
   /** pid → its group, CPU when first seen (0 for a process born inside the interval) and when last seen. */
   const procs = new Map<number, { group: string; first: number; last: number }>();

@@ -50,7 +50,7 @@ runBench(log, async () => {
         byMessage.set(msg, (byMessage.get(msg) ?? 0) + 1);
       }
       const perBooking = [...byMessage].map(([m, n]) => `${m} ×${(n / BOOKINGS).toFixed(2)}`).join('; ');
-      console.log(`${p.service}: ${(lines.length / BOOKINGS).toFixed(2)} log lines per Booking${perBooking ? ` (${perBooking})` : ''}`);
+      console.log(`${p.name}: ${(lines.length / BOOKINGS).toFixed(2)} log lines per Booking${perBooking ? ` (${perBooking})` : ''}`);
     }
   } finally {
     await receiver.close();

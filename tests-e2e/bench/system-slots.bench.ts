@@ -73,7 +73,8 @@ const sameStarts = (a: number[], b: number[]) => a.length === b.length && a.ever
 
 /** Requests calendar-sync's busy endpoint has answered so far (its /metrics): each is one Slots answer computed by availability. */
 async function busyRequests(sys: System): Promise<number> {
-  const cs = sys.processes.find((p) => p.service === 'calendar-sync')!;
+  // The busy endpoint is calendar-sync's API process.
+  const cs = sys.api('calendar-sync');
   const text = await (await fetch(`${cs.opsUrl}/metrics`)).text();
   return text
     .split('\n')

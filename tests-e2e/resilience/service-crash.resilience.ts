@@ -35,6 +35,8 @@ describe('service crash: calendar-sync and webhook-dispatch SIGKILLed mid-load, 
         if (done === 60 && !crash) {
           crash = (async () => {
             [syncedWhenKilled, hooksWhenKilled] = [await syncedCount(), rig.receiver.received.length];
+            // Every process of each: the API (calendar-sync's busy endpoint, hence the 503s) and the worker
+            // (the calendar writes and the deliveries in flight), as when each was one process.
             await Promise.all([rig.sys.kill('calendar-sync'), rig.sys.kill('webhook-dispatch')]);
             killedAt = Date.now();
             await sleep(3000);

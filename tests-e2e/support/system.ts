@@ -7,17 +7,22 @@ import { cleanupAmqpPrefix, createTestDatabase, freePort, startRadicale, TEST_IN
 
 /**
  * The whole system as separate processes on loopback, started exactly as `npm start` starts it
- * (the esbuild bundles from `pnpm build`, one `node` process per service; the background services and
- * Radicale at a lower CPU priority), but with its own database, AMQP prefix, Radicale and free ports,
- * so several runs never see each other. Replicas, SIGKILL and restarts are for the e2e and resilience suites.
+ * (the esbuild bundles from `pnpm build`; each service with background work as an API process and a
+ * worker process, PROCESS_ROLE; the workers and Radicale at a lower CPU priority), but with its own
+ * database, AMQP prefix, Radicale and free ports, so several runs never see each other. Replicas,
+ * SIGKILL and restarts are for the e2e and resilience suites.
  */
 export { freePort };
 
 /**
- * The services `npm start` runs at a lower CPU priority, with the calendar provider: as
- * BACKGROUND_SERVICES and backgroundCpuNice in scripts/lib/services.mjs (keep the two alike).
+ * The services with background work, which `npm start` runs as `<svc>` (PROCESS_ROLE api, normal
+ * priority) and `<svc>-worker` (PROCESS_ROLE worker, at backgroundCpuNice): as WORKER_SERVICES and
+ * backgroundCpuNice in scripts/lib/services.mjs (keep the two alike). The gateway is all API.
  */
-export const BACKGROUND_SERVICES: readonly ServiceName[] = ['calendar-sync', 'webhook-dispatch'];
+export const WORKER_SERVICES: readonly ServiceName[] = ['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'];
+
+/** PROCESS_ROLE of one process (libs/runtime process-role.ts). */
+export type ProcessRole = 'all' | 'api' | 'worker';
 
 /** BACKGROUND_CPU_NICE (0..19; 0 runs everything at normal priority), else 15, as `npm start`. */
 export function backgroundCpuNice(env: Record<string, string | undefined> = process.env): number {
@@ -31,7 +36,12 @@ export function backgroundCpuNice(env: Record<string, string | undefined> = proc
 export const ROOT = path.resolve(__dirname, '../..');
 
 export interface ServiceProcess {
+  /** The service (its bundle): a service's CPU is the sum of its processes (tests-e2e/bench/harness.ts). */
   service: ServiceName;
+  /** What this process runs: `api` and `worker` for a split service, `all` for the gateway (or split: false). */
+  role: ProcessRole;
+  /** `<service>` or `<service>-worker`, as `npm start` labels its lines. */
+  name: string;
   replica: number;
   port: number;
   url: string;
@@ -46,30 +56,47 @@ export interface ServiceProcess {
 export interface SystemOptions {
   /** Extra environment for every service (e.g. fast retry schedules). */
   env?: Record<string, string>;
-  /** Extra environment per service. */
+  /** Extra environment per service (both of its processes). */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   /**
-   * CPU_NICE of the background services and the nice value of Radicale; default backgroundCpuNice()
+   * CPU_NICE of the workers and the nice value of Radicale; default backgroundCpuNice()
    * (15, or BACKGROUND_CPU_NICE), as `npm start`. `env` / `serviceEnv` CPU_NICE still win for the services.
    */
   backgroundNice?: number;
+  /**
+   * Each service with background work as an API and a worker process, as `npm start` (default true);
+   * false: one process per service (PROCESS_ROLE all), every one at the normal priority.
+   */
+  split?: boolean;
 }
 
 export interface System {
   gatewayUrl: string;
-  /** The nice value the background services and Radicale were started with (SystemOptions.backgroundNice). */
+  /** The nice value the workers and Radicale were started with (SystemOptions.backgroundNice). */
   backgroundNice: number;
+  /** SystemOptions.split: whether the services with background work run as api + worker. */
+  split: boolean;
   adminToken: string;
   db: TestDatabase;
   radicale: TestRadicale;
   amqp: { url: string; prefix: string };
+  /** Every process, in start order: a split service's API, then its worker. */
   processes: ServiceProcess[];
-  /** Starts one more process of a service (a replica) with its own port. */
+  /** The first replica's API process of a service (`all` unsplit): where its routes answer. */
+  api(service: ServiceName): ServiceProcess;
+  /**
+   * Starts one more replica of a service with its own ports: its API and its worker when split.
+   * Resolves with the API's process (the worker is in `processes`, same `replica`).
+   */
   addReplica(service: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
-  /** SIGKILL (no clean stop) of every process of a service. */
-  kill(service: ServiceName): Promise<void>;
-  /** Starts a service's first replica again after kill(), optionally with other environment (e.g. a new SECRETS_KEYS). */
-  restart(service: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
+  /** SIGKILL (no clean stop) of every process of a service, or only those of one role (e.g. the calendar writer: 'worker'). */
+  kill(service: ServiceName, role?: ProcessRole): Promise<void>;
+  /**
+   * Starts a service's first replica again after kill(), optionally with other environment (e.g. a new
+   * SECRETS_KEYS): each of its processes that is not running (or only `role`'s). Resolves with the API's
+   * process when it was restarted, else the restarted one.
+   */
+  restart(service: ServiceName, env?: Record<string, string>, role?: ProcessRole): Promise<ServiceProcess>;
   /** Every log line of every process, for the "no secret in logs" checks. */
   allLogText(): string;
   stop(): Promise<void>;
@@ -93,6 +120,9 @@ function leftoverQueueNames(): string[] {
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   buildOnce();
   const backgroundNice = opts.backgroundNice ?? backgroundCpuNice();
+  const split = opts.split ?? true;
+  /** The roles a service runs as, in start order. */
+  const rolesOf = (service: ServiceName): ProcessRole[] => (split && WORKER_SERVICES.includes(service) ? ['api', 'worker'] : ['all']);
   const db = await createTestDatabase({ services: [...SERVICE_NAMES] });
   const radicale = await startRadicale({ users: { demo: 'demo-password' }, nice: backgroundNice });
   const amqp = testAmqp();
@@ -113,9 +143,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   };
   const processes: ServiceProcess[] = [];
 
-  const spawnService = async (service: ServiceName, replica: number, port: number, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
-    // SYSTEM_PROFILE_DIR (benchmarks): each process writes a CPU profile to <dir>/<service>/ on exit.
-    const profile = process.env.SYSTEM_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.SYSTEM_PROFILE_DIR, service)}`] : [];
+  const spawnService = async (service: ServiceName, replica: number, port: number, role: ProcessRole, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
+    const name = role === 'worker' ? `${service}-worker` : service;
+    // SYSTEM_PROFILE_DIR (benchmarks): each process writes a CPU profile to <dir>/<service>/ (a worker's to <dir>/<service>-worker/) on exit.
+    const profile = process.env.SYSTEM_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.SYSTEM_PROFILE_DIR, name)}`] : [];
     const opsPort = service === 'gateway' ? await freePort() : port;
     const child = spawn(process.execPath, [...profile, '--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
       cwd: ROOT,
@@ -132,7 +163,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         // The gateway's public OAuth callback: the redirect URI calendar-sync sends to Google / Microsoft
         // (only used when their OAuth clients are configured, e.g. against the fakes of @sched/testing).
         OAUTH_REDIRECT_URL: `http://127.0.0.1:${ports.gateway}/oauth/callback`,
-        ...(BACKGROUND_SERVICES.includes(service) ? { CPU_NICE: String(backgroundNice) } : {}),
+        // One bundle per service; the role is a setting.
+        PROCESS_ROLE: role,
+        ...(role === 'worker' ? { CPU_NICE: String(backgroundNice) } : {}),
         ...secrets,
         ...urls,
         ...opts.env,
@@ -153,11 +186,11 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       });
     }
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const proc: ServiceProcess = { service, replica, port, url: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}`, child, lines, exited };
+    const proc: ServiceProcess = { service, role, name, replica, port, url: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}`, child, lines, exited };
     processes.push(proc);
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
         const res = await fetch(`${proc.opsUrl}/readyz`).catch(() => null);
         return res?.ok ?? false;
       },
@@ -166,10 +199,21 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     return proc;
   };
 
+  /** A replica of a service: each of its roles (the API on `apiPort`, a worker on a free port). Resolves with the first. */
+  const spawnReplica = async (service: ServiceName, replica: number, apiPort: number, env?: Record<string, string>, only?: ProcessRole): Promise<ServiceProcess> => {
+    const started: ServiceProcess[] = [];
+    for (const role of rolesOf(service)) {
+      if (only && role !== only) continue;
+      started.push(await spawnService(service, replica, role === 'worker' ? await freePort() : apiPort, role, env));
+    }
+    if (started.length === 0) throw new Error(`${service} has no ${only} process (${split ? 'split' : 'one process per service'})`);
+    return started[0]!;
+  };
+
   try {
-    // Services first, the gateway last, as npm start does.
-    for (const s of SERVICE_NAMES.filter((n) => n !== 'gateway')) await spawnService(s, 1, ports[s]);
-    await spawnService('gateway', 1, ports.gateway);
+    // Services first (each API, then its worker), the gateway last, as npm start does.
+    for (const s of SERVICE_NAMES.filter((n) => n !== 'gateway')) await spawnReplica(s, 1, ports[s]);
+    await spawnReplica('gateway', 1, ports.gateway);
   } catch (err) {
     processes.forEach((p) => p.child.kill('SIGKILL'));
     await radicale.close();
@@ -180,18 +224,27 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const system: System = {
     gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
     backgroundNice,
+    split,
     adminToken,
     db,
     radicale,
     amqp,
     processes,
-    addReplica: async (service, env) => spawnService(service, processes.filter((p) => p.service === service).length + 1, await freePort(), env),
-    kill: async (service) => {
-      const victims = processes.filter((p) => p.service === service && p.child.exitCode === null);
+    api: (service) => processes.find((p) => p.service === service && p.replica === 1 && p.role !== 'worker')!,
+    addReplica: async (service, env) => spawnReplica(service, Math.max(0, ...processes.filter((p) => p.service === service).map((p) => p.replica)) + 1, await freePort(), env),
+    kill: async (service, role) => {
+      const victims = processes.filter((p) => p.service === service && (!role || p.role === role) && p.child.exitCode === null && p.child.signalCode === null);
       victims.forEach((p) => p.child.kill('SIGKILL'));
       await Promise.all(victims.map((p) => p.exited));
     },
-    restart: async (service, env) => spawnService(service, 1, ports[service], env),
+    restart: async (service, env, role) => {
+      const running = (r: ProcessRole) => processes.some((p) => p.service === service && p.replica === 1 && p.role === r && p.child.exitCode === null && p.child.signalCode === null);
+      const down = rolesOf(service).filter((r) => (!role || r === role) && !running(r));
+      if (down.length === 0) throw new Error(`restart(${service}${role ? `, ${role}` : ''}): nothing of it is down (kill it first)`);
+      const started: ServiceProcess[] = [];
+      for (const r of down) started.push(await spawnService(service, 1, r === 'worker' ? await freePort() : ports[service], r, env));
+      return started[0]!;
+    },
     allLogText: () => processes.map((p) => p.lines.map((l) => JSON.stringify(l)).join('\n')).join('\n'),
     stop: async () => {
       const alive = processes.filter((p) => p.child.exitCode === null);

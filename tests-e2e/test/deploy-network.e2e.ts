@@ -57,18 +57,19 @@ describe('deploy:check on NetworkPolicies', () => {
     const r = checkWith(
       'network-policies.yaml',
       policies((o) => {
-        const internet = policy(o, 'webhook-dispatch').spec.egress[0].to[0].ipBlock;
+        // The webhook sends' egress (webhook-dispatch's worker; its admin API connects to nothing outside).
+        const internet = policy(o, 'webhook-dispatch-worker').spec.egress[0].to[0].ipBlock;
         internet.except = internet.except.filter((e: string) => e !== '169.254.0.0/16' && e !== '10.0.0.0/8');
       }),
     );
     expect(r.status).toBe(1);
-    expect(r.output).toContain('NetworkPolicy/webhook-dispatch allows egress to 0.0.0.0/0 without excepting 169.254.0.0/16');
-    expect(r.output).toContain('NetworkPolicy/webhook-dispatch allows egress to 0.0.0.0/0 without excepting 10.0.0.0/8');
+    expect(r.output).toContain('NetworkPolicy/webhook-dispatch-worker allows egress to 0.0.0.0/0 without excepting 169.254.0.0/16');
+    expect(r.output).toContain('NetworkPolicy/webhook-dispatch-worker allows egress to 0.0.0.0/0 without excepting 10.0.0.0/8');
   });
 
   it('fails on an edge the architecture does not have once both ends allow it, and not before', () => {
     const egressOnly = policies((o) => {
-      policy(o, 'webhook-dispatch').spec.egress.push({ to: [pods('booking')], ports: [{ protocol: 'TCP', port: 8081 }] });
+      (policy(o, 'webhook-dispatch').spec.egress ??= []).push({ to: [pods('booking')], ports: [{ protocol: 'TCP', port: 8081 }] });
     });
     // The caller's egress alone opens nothing: booking's ingress still refuses webhook-dispatch.
     expect(checkWith('network-policies.yaml', egressOnly).status).toBe(0);

@@ -28,6 +28,12 @@ const DEFAULT_PORTS: Record<string, number> = {
   INVITATION_PORT: 8083,
   CALENDAR_SYNC_PORT: 8084,
   WEBHOOK_DISPATCH_PORT: 8085,
+  // The workers' /healthz, /readyz and /metrics (each service's port + 100 by default).
+  BOOKING_WORKER_PORT: 8181,
+  AVAILABILITY_WORKER_PORT: 8182,
+  INVITATION_WORKER_PORT: 8183,
+  CALENDAR_SYNC_WORKER_PORT: 8184,
+  WEBHOOK_DISPATCH_WORKER_PORT: 8185,
   WEBHOOK_RECEIVER_PORT: 8090,
   RADICALE_PORT: 5232,
 };
@@ -158,6 +164,8 @@ describe('npm start in a fresh clone (issue 15)', () => {
         env[name] = String(ports[name]);
         taken.push(port);
       }
+      // A worker's default follows its service's port, which may have moved: name it either way.
+      if (name.endsWith('_WORKER_PORT')) env[name] = String(ports[name]);
     }
     // Another system holds the default ports: keep this one's queues apart from it (README: AMQP_PREFIX).
     if (taken.length > 0) env.AMQP_PREFIX = `first_run_${process.pid}.`;

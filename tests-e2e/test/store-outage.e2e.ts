@@ -1,5 +1,6 @@
 import { credentialFor, waitFor } from '@sched/testing';
 import { startPrivatePostgres, type PrivateServer } from '../support/private-infra';
+import type { ServiceName } from '@sched/db';
 import { startSystem, type ServiceProcess, type System } from '../support/system';
 import { setUpTenant, type Tenant } from '../support/tenant';
 
@@ -54,7 +55,8 @@ async function call(base: string, method: string, path: string, opts: { headers?
   return { status: res.status, retryAfter: res.headers.get('retry-after'), requestId: res.headers.get('x-request-id'), body, text };
 }
 
-const proc = (service: string): ServiceProcess => sys.processes.find((p) => p.service === service)!;
+/** The service's API process (where its routes answer). */
+const proc = (service: string): ServiceProcess => sys.api(service as ServiceName);
 /** Well-formed ids nothing has: with the database gone, a lookup of any id fails the same way. */
 const id = (prefix: string) => `${prefix}_AAAAAAAAAAAAAAAAAAAAAA`;
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

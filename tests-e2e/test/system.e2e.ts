@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { getPriority } from 'node:os';
-import { BACKGROUND_SERVICES, ROOT, startSystem, type System } from '../support/system';
+import { credentialFor } from '@sched/testing';
+import { ROOT, startSystem, WORKER_SERVICES, type System } from '../support/system';
 
 let sys: System;
 
@@ -13,8 +14,11 @@ afterAll(async () => {
 });
 
 describe('the whole system as separate processes', () => {
-  it('runs six services, each healthy and ready with its Postgres and RabbitMQ', async () => {
+  it('runs six services, each with background work as an API and a worker process, each healthy and ready with its Postgres and RabbitMQ', async () => {
     expect(new Set(sys.processes.map((p) => p.service)).size).toBe(6);
+    expect(sys.processes.map((p) => `${p.name} ${p.role}`).sort()).toEqual(
+      [...['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'].flatMap((s) => [`${s} api`, `${s}-worker worker`]), 'gateway all'].sort(),
+    );
     for (const p of sys.processes) {
       expect((await fetch(`${p.url}/healthz`)).status).toBe(200);
       const ready = (await (await fetch(`${p.opsUrl}/readyz`)).json()) as { data: { status: string; checks: Record<string, string> } };
@@ -30,19 +34,22 @@ describe('the whole system as separate processes', () => {
     }
   });
 
-  it('runs the background services and Radicale at the lower CPU priority npm start gives them, the API at the normal one', async () => {
-    // The harness and `npm start` (scripts/lib/services.mjs) name the same services and the same value.
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('./scripts/lib/services.mjs'); console.log(JSON.stringify({ services: m.BACKGROUND_SERVICES, nice: m.backgroundCpuNice(process.env) }))"], { cwd: ROOT, encoding: 'utf8' });
+  it('runs the workers and Radicale at the lower CPU priority npm start gives them, every API at the normal one', async () => {
+    // The harness and `npm start` (scripts/lib/services.mjs) split the same services, with the same value.
+    const r = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('./scripts/lib/services.mjs'); console.log(JSON.stringify({ services: m.WORKER_SERVICES, nice: m.backgroundCpuNice(process.env), plan: m.processPlan(process.env).map((p) => `${p.name} ${p.role}`).sort() }))"],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual({ services: [...BACKGROUND_SERVICES], nice: sys.backgroundNice });
-    expect(BACKGROUND_SERVICES).toEqual(['calendar-sync', 'webhook-dispatch']);
+    expect(JSON.parse(r.stdout)).toEqual({ services: [...WORKER_SERVICES], nice: sys.backgroundNice, plan: sys.processes.map((p) => `${p.name} ${p.role}`).sort() });
 
     // Only ever lowered: each process starts at this one's nice value.
     const own = getPriority();
     for (const p of sys.processes) {
-      const expected = BACKGROUND_SERVICES.includes(p.service) ? Math.max(sys.backgroundNice, own) : own;
-      expect({ service: p.service, nice: getPriority(p.child.pid!) }).toEqual({ service: p.service, nice: expected });
-      expect(p.lines.find((l) => l.message === `${p.service} listening`)).toMatchObject({ cpu_nice: expected });
+      const expected = p.role === 'worker' ? Math.max(sys.backgroundNice, own) : own;
+      expect({ process: p.name, nice: getPriority(p.child.pid!) }).toEqual({ process: p.name, nice: expected });
+      expect(p.lines.find((l) => l.message === `${p.service} listening`)).toMatchObject({ cpu_nice: expected, role: p.role });
     }
     expect(getPriority(sys.radicale.pid()!)).toBe(Math.max(sys.backgroundNice, own));
   });
@@ -62,7 +69,19 @@ describe('the whole system as separate processes', () => {
 
   it('stops every process cleanly on SIGTERM', async () => {
     const extra = await sys.addReplica('booking');
-    extra.child.kill('SIGTERM');
-    expect(await extra.exited).toBe(0);
+    const replica = sys.processes.filter((p) => p.service === 'booking' && p.replica === extra.replica);
+    expect(replica.map((p) => p.role)).toEqual(['api', 'worker']);
+    replica.forEach((p) => p.child.kill('SIGTERM'));
+    expect(await Promise.all(replica.map((p) => p.exited))).toEqual([0, 0]);
+  });
+
+  it('serves no API route on a worker: its port answers /healthz, /readyz and /metrics only', async () => {
+    const worker = sys.processes.find((p) => p.name === 'booking-worker')!;
+    const api = sys.api('booking');
+    for (const path of ['/healthz', '/readyz', '/metrics']) expect([path, (await fetch(`${worker.url}${path}`)).status]).toEqual([path, 200]);
+    // With the credential the gateway forwards: the API lists, the worker has no such route.
+    const headers = await credentialFor('booking', '/v1/bookings', { workspaceId: 'wsp_AAAAAAAAAAAAAAAAAAAAAA' });
+    expect((await fetch(`${api.url}/v1/bookings`, { headers })).status).toBe(200);
+    expect((await fetch(`${worker.url}/v1/bookings`, { headers })).status).toBe(404);
   });
 });

@@ -45,6 +45,15 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.en
 
 const NICE_RANGE = 'must be an integer from 0 (normal priority) to 19 (the lowest)';
 
+/**
+ * What one process of a service runs (PROCESS_ROLE): `all` its API and its background work (one
+ * process, the default), `api` the HTTP API and what answering needs, `worker` the background work
+ * (consumers, outbox relays, retention, delivery workers, schedulers) with only /healthz, /readyz and
+ * /metrics on its port. README, "Environment variables"; docs/architecture.md, "Processes".
+ */
+export const PROCESS_ROLES = ['all', 'api', 'worker'] as const;
+export type ProcessRole = (typeof PROCESS_ROLES)[number];
+
 /** Reusable field types for environment variables. */
 export const env = {
   port: (def: number) => z.coerce.number().int().min(0).max(65535).default(def),
@@ -61,6 +70,14 @@ export const env = {
   secret: () => z.string().min(32, 'must be at least 32 characters'),
   /** A CPU nice value: 0 (normal priority) to 19 (the lowest). */
   nice: (def = 0) => z.coerce.number({ error: NICE_RANGE }).int(NICE_RANGE).min(0, NICE_RANGE).max(19, NICE_RANGE).default(def),
+  /**
+   * PROCESS_ROLE, default `all`. `roles` narrows it for a service without one of the parts (the gateway
+   * has no background part), `why` says so in the error.
+   */
+  processRole: (roles: readonly ProcessRole[] = PROCESS_ROLES, why?: string) => {
+    const error = `must be one of ${roles.join(', ')}${why ? ` (${why})` : ''}`;
+    return z.enum(roles as [ProcessRole, ...ProcessRole[]], { error }).default('all');
+  },
 };
 
 const INTERNAL_AUTH_KEYS_REQUIRED = 'required: <key id>:<base64 of 32 random bytes>[,<key id>:<base64>…], newest first (docs/security.md)';
@@ -84,6 +101,12 @@ export function serviceEnv(service: string, defaultPort: number) {
      * background services (calendar-sync, webhook-dispatch) 15 (README, "Environment variables").
      */
     CPU_NICE: env.nice(),
+    /**
+     * Which part of the service this process runs: `all` (default), `api` or `worker` (PROCESS_ROLES).
+     * `npm start` runs each service with background work as two processes, `<svc>` (api) and
+     * `<svc>-worker` (worker, at BACKGROUND_CPU_NICE).
+     */
+    PROCESS_ROLE: env.processRole(),
     /**
      * The internal credential key ring (docs/security.md): `<key id>:<base64 of ≥ 32 bytes>`, comma-separated,
      * newest first; the first signs, all verify. The same ring in every service and the gateway.

@@ -53,6 +53,21 @@ describe('parseConfig', () => {
     }
   });
 
+  it('reads PROCESS_ROLE as all unless set, takes api and worker, and refuses anything else, naming it', () => {
+    const base = { INTERNAL_AUTH_KEYS: 'k1:key' };
+    const service = serviceEnv('booking', 8081);
+    expect(parseConfig(service, base).PROCESS_ROLE).toBe('all');
+    for (const role of ['all', 'api', 'worker']) expect(parseConfig(service, { ...base, PROCESS_ROLE: role }).PROCESS_ROLE).toBe(role);
+    for (const bad of ['both', 'API', 'workers']) {
+      expect(() => parseConfig(service, { ...base, PROCESS_ROLE: bad })).toThrow(ConfigError);
+      expect(() => parseConfig(service, { ...base, PROCESS_ROLE: bad })).toThrow('PROCESS_ROLE: must be one of all, api, worker (value was set but rejected)');
+    }
+    // A service without a background part narrows it, and says why.
+    const apiOnly = serviceEnv('gateway', 8080).extend({ PROCESS_ROLE: env.processRole(['all', 'api'], 'no background part') });
+    expect(parseConfig(apiOnly, { ...base, PROCESS_ROLE: 'api' }).PROCESS_ROLE).toBe('api');
+    expect(() => parseConfig(apiOnly, { ...base, PROCESS_ROLE: 'worker' })).toThrow('PROCESS_ROLE: must be one of all, api (no background part) (value was set but rejected)');
+  });
+
   it('rejects a short secret', () => {
     expect(() => parseConfig(z.object({ K: env.secret() }), { K: 'short' })).toThrow(/K: must be at least 32 characters/);
   });

@@ -16,6 +16,7 @@ import { createLifecycle, type Lifecycle } from '@sched/lifecycle';
 import { createLogger, type Logger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
 import { lowerCpuPriority } from './cpu-nice';
+import { processParts, type ProcessParts, type ProcessRole } from './process-role';
 
 /** The part of every service's config the runtime reads (see serviceEnv in @sched/config). */
 export interface BaseServiceConfig {
@@ -29,6 +30,8 @@ export interface BaseServiceConfig {
   INTERNAL_AUTH_KEYS: string;
   /** The process's CPU nice value (0..19), applied once at start (lowerCpuPriority). */
   CPU_NICE: number;
+  /** Which part of the service this process runs (process-role.ts); unset: `all`. */
+  PROCESS_ROLE?: ProcessRole;
 }
 
 export interface ServiceContext<C extends BaseServiceConfig, B extends Broker | undefined = Broker> {
@@ -44,6 +47,12 @@ export interface ServiceContext<C extends BaseServiceConfig, B extends Broker | 
   signer: CredentialSigner;
   /** Registers work to stop on shutdown; stopped before the broker and the pool, after HTTP stops accepting. */
   onStop(name: string, fn: () => Promise<void> | void): void;
+  /**
+   * The parts this process runs (PROCESS_ROLE): the setup registers its routes under `runs.api` and
+   * starts its consumers, relays and jobs under `runs.background`. In a `worker` no route can be
+   * registered (it has no access rule: the process serves /healthz, /readyz and /metrics only).
+   */
+  runs: ProcessParts;
 }
 
 interface CommonRunOptions<C extends BaseServiceConfig> {
@@ -67,12 +76,19 @@ interface CommonRunOptions<C extends BaseServiceConfig> {
   logger?: Logger;
   /** More readiness checks beside postgres and rabbitmq. */
   readiness?: ReadinessChecks;
+  /**
+   * False for a service with no background part (the gateway: what it runs is its API and a job that
+   * goes with it): PROCESS_ROLE=worker is then refused at start. Default true.
+   */
+  background?: boolean;
 }
 
 export interface RunServiceOptions<C extends BaseServiceConfig> extends CommonRunOptions<C> {
   /**
    * Whether /readyz fails while RabbitMQ is unreachable. False for services whose HTTP answers never
    * need the broker (events wait in the outbox), so a broker outage does not take them out of rotation.
+   * A `worker` process (PROCESS_ROLE) is always broker-critical: its work is the broker's messages and
+   * the events it relays; `api` and `all` follow this setting.
    */
   brokerCritical: boolean;
   /** A RabbitMQ connection (the default); see RunServiceWithoutBrokerOptions for none. */
@@ -101,7 +117,9 @@ export interface RunningService<C extends BaseServiceConfig, B extends Broker | 
 }
 
 /**
- * Boots one service process: first its CPU priority (CPU_NICE: every thread of the process, so what the
+ * Boots one service process, running the parts PROCESS_ROLE names (process-role.ts; `ctx.runs` tells the
+ * setup: `api` registers routes, `worker` starts the background work and gets no route access, `all`
+ * both): first its CPU priority (CPU_NICE: every thread of the process, so what the
  * service starts later inherits it; a refusal of the OS is a warning, not a failed start), then Postgres pool, RabbitMQ connection (in the background: a service starts
  * while the broker is down; none with `broker: false`), the HTTP app with /healthz /readyz /metrics, the
  * service's own setup, then listens (the public port, then the operations port if any). Stops in reverse:
@@ -114,6 +132,14 @@ export async function runService<C extends BaseServiceConfig>(
 ): Promise<RunningService<C, Broker | undefined>> {
   const { config, name } = opts;
   const logger = opts.logger ?? createLogger({ service: name, level: config.LOG_LEVEL });
+  let runs: ProcessParts;
+  try {
+    runs = processParts(config.PROCESS_ROLE);
+    if (runs.role === 'worker' && opts.background === false) throw new Error(`${name} has no background part: PROCESS_ROLE must be all or api, not worker`);
+  } catch (err) {
+    logger.error(`${name} failed to start`, { err });
+    throw err;
+  }
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   if (opts.handleSignals ?? true) lifecycle.installSignalHandlers();
   const priority = lowerCpuPriority(config.CPU_NICE);
@@ -129,14 +155,15 @@ export async function runService<C extends BaseServiceConfig>(
   if (opts.broker !== false) {
     const b = createBroker({ url: config.AMQP_URL, prefix: config.AMQP_PREFIX, name, logger });
     lifecycle.onStop('rabbitmq', () => b.close());
-    readiness.rabbitmq = opts.brokerCritical ? () => b.check() : { critical: false, check: () => b.check() };
+    readiness.rabbitmq = opts.brokerCritical || runs.role === 'worker' ? () => b.check() : { critical: false, check: () => b.check() };
     broker = b;
   }
 
   const http = createHttpApp({
     service: name,
     logger,
-    internalAuth: opts.access === 'public' ? undefined : { verifier: createCredentialVerifier({ service: name, ring }), access: opts.access },
+    // A worker serves no route: with no access rule, registering one fails the start (createHttpApp).
+    internalAuth: opts.access === 'public' ? undefined : { verifier: createCredentialVerifier({ service: name, ring }), access: runs.api ? opts.access : {} },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     separateOps: opsPort !== undefined,
     readiness: { ...readiness, ...opts.readiness },
@@ -150,6 +177,7 @@ export async function runService<C extends BaseServiceConfig>(
     http,
     signer: createCredentialSigner({ service: name, ring }),
     onStop: (what: string, fn: () => Promise<void> | void) => lifecycle.onStop(what, async () => fn()),
+    runs,
   };
   try {
     if (opts.broker === false) await opts.setup({ ...base, broker: undefined });
@@ -160,7 +188,7 @@ export async function runService<C extends BaseServiceConfig>(
     let opsServer: Server | undefined;
     if (opsPort !== undefined) opsServer = await http.listenOps(opsPort, config.HOST);
     const port = (server.address() as AddressInfo | null)?.port ?? config.PORT;
-    logger.info(`${name} listening`, { port, ...(opsPort !== undefined ? { ops_port: opsPort } : {}), host: config.HOST, cpu_nice: priority.nice });
+    logger.info(`${name} listening`, { port, ...(opsPort !== undefined ? { ops_port: opsPort } : {}), host: config.HOST, cpu_nice: priority.nice, role: runs.role });
     return { ...base, broker, server, opsServer, lifecycle, stop: async (reason = 'stop') => void (await lifecycle.stop(reason)) };
   } catch (err) {
     logger.error(`${name} failed to start`, { err });
@@ -169,5 +197,6 @@ export async function runService<C extends BaseServiceConfig>(
   }
 }
 
+export { processParts, type ProcessParts, type ProcessRole } from './process-role';
 export { startRetention, type RetentionConfig } from './retention';
 export { registerSecretsRoutes } from './secrets-routes';

@@ -3,7 +3,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { parseConfig, serviceEnv } from '@sched/config';
+import { calledBy, sendData } from '@sched/http';
+import { createLogger } from '@sched/logger';
 import { createTestDatabase, internalAuthorization, TEST_INTERNAL_AUTH_KEYS, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
+import { runService, type ProcessParts } from '../src';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -118,5 +124,95 @@ describe('a service process', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  }, 30000);
+});
+
+describe('PROCESS_ROLE: the parts one process runs', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ services: ['booking'] });
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const logs: string[] = [];
+  /** A service in this process, as a setup sees it: routes only under runs.api, as every app.ts does. */
+  async function start(env: Record<string, string>, opts: { brokerCritical?: boolean; background?: boolean; routeAlways?: boolean } = {}) {
+    const config = parseConfig(serviceEnv('fixture', 0), { INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS, DATABASE_URL: db.urlFor('booking'), SHUTDOWN_TIMEOUT_MS: '2000', ...env });
+    const stream = new PassThrough();
+    stream.on('data', (c: Buffer) => logs.push(c.toString()));
+    let seen: ProcessParts | undefined;
+    const service = await runService({
+      name: 'fixture',
+      config,
+      brokerCritical: opts.brokerCritical ?? false,
+      access: { 'GET /answer': calledBy(['gateway']) },
+      handleSignals: false,
+      logger: createLogger({ service: 'fixture', stream, level: 'info' }),
+      ...(opts.background === undefined ? {} : { background: opts.background }),
+      setup: (ctx) => {
+        seen = ctx.runs;
+        if (ctx.runs.api || opts.routeAlways) ctx.http.route('GET', '/answer', (_req, res) => sendData(res, 200, { answered: true }));
+      },
+    });
+    const base = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+    return { service, base, runs: seen! };
+  }
+  const answer = async (base: string) => (await fetch(`${base}/answer`, { headers: await internalAuthorization('fixture', { principal: 'service' }) })).status;
+  const readyz = async (base: string) => {
+    const res = await fetch(`${base}/readyz`);
+    return { status: res.status, ...((await res.json()) as { data: { checks: Record<string, string>; failed?: string[] } }) };
+  };
+
+  it('all (the default) and api answer the routes; a worker serves /healthz, /readyz and /metrics and no route', async () => {
+    const amqp = testAmqp();
+    const env = { AMQP_URL: amqp.url, AMQP_PREFIX: amqp.prefix };
+    for (const [role, parts, status] of [
+      [undefined, { role: 'all', api: true, background: true }, 200],
+      ['api', { role: 'api', api: true, background: false }, 200],
+      ['worker', { role: 'worker', api: false, background: true }, 404],
+    ] as const) {
+      const { service, base, runs } = await start(role ? { ...env, PROCESS_ROLE: role } : env);
+      try {
+        expect(runs).toEqual(parts);
+        expect([role, await answer(base)]).toEqual([role, status]);
+        expect((await fetch(`${base}/healthz`)).status).toBe(200);
+        expect((await fetch(`${base}/metrics`)).status).toBe(200);
+        await waitFor(async () => (await readyz(base)).status === 200, { timeoutMs: 10000 });
+        expect(logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'fixture listening').pop()).toMatchObject({ role: parts.role });
+      } finally {
+        await service.stop('test done');
+      }
+    }
+  }, 30000);
+
+  it('refuses to start a worker whose setup registers a route: a worker has no route to serve', async () => {
+    await expect(start({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:1', PROCESS_ROLE: 'worker' }, { routeAlways: true })).rejects.toThrow('route GET /answer has no access rule');
+  }, 30000);
+
+  it('makes a worker broker-critical; an api keeps the service\'s own rule', async () => {
+    const unreachable = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:1' };
+    const worker = await start({ ...unreachable, PROCESS_ROLE: 'worker' }, { brokerCritical: false });
+    const api = await start({ ...unreachable, PROCESS_ROLE: 'api' }, { brokerCritical: false });
+    try {
+      const w = await readyz(worker.base);
+      expect([w.status, w.data.failed]).toEqual([503, ['rabbitmq']]);
+      const a = await readyz(api.base);
+      expect(a.status).toBe(200);
+      expect(a.data.checks.rabbitmq).not.toBe('ok');
+    } finally {
+      await worker.service.stop('test done');
+      await api.service.stop('test done');
+    }
+  }, 30000);
+
+  it('refuses worker for a service without a background part (the gateway), naming it', async () => {
+    await expect(start({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:1', PROCESS_ROLE: 'worker' }, { background: false })).rejects.toThrow(
+      'fixture has no background part: PROCESS_ROLE must be all or api, not worker',
+    );
+    const { service, runs } = await start({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:1', PROCESS_ROLE: 'api' }, { background: false });
+    expect(runs.api).toBe(true);
+    await service.stop('test done');
   }, 30000);
 });

@@ -1,5 +1,5 @@
 export { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './test-database';
-export { testAmqp, cleanupAmqpPrefix, queuedCount, takeQueued, type TestAmqp } from './test-amqp';
+export { testAmqp, cleanupAmqpPrefix, queuedCount, queueConsumerCount, takeQueued, type TestAmqp } from './test-amqp';
 export { waitFor, type WaitForOptions } from './wait-for';
 export { testDatabaseUrl, testAmqpUrl, DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_AMQP_URL } from './test-env';
 export { planTestInfra, missingInfraMessage, tcpAnswers, type InfraSource, type InfraProbes, type Resource } from './test-infra';
@@ -7,7 +7,7 @@ export { startRadicale, type TestRadicale, type StartRadicaleOptions } from './r
 export { freePort, portOpen } from './free-port';
 export { TEST_INTERNAL_AUTH_KEYS, internalAuthorization, credentialFor, claimsOf } from './internal-credentials';
 export { settle } from './settle';
-export { logEntries, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
+export { logEntries, stoppedClosers, waitForLog, waitForEventsHandled, type LogEntry, type LogWaitOptions } from './log-lines';
 export { makeBooking } from './booking-fixture';
 export { icalTime, icalDate, vcalendar, vevent } from './ical';
 export { statementsIn } from './sql-statements';

@@ -64,3 +64,14 @@ export async function waitForEventsHandled(lines: readonly string[], eventIds: r
     throw new Error(`the consumer did not finish events ${eventIds.join(', ')}: ${(err as Error).message}`, { cause: err });
   }
 }
+
+/**
+ * What a process stopped on shutdown, in order: the closers its lifecycle ran (`stopped` lines), which
+ * name what the setup started (e.g. 'outbox relay', 'booking consumer'). Deterministic proof of what a
+ * process ran, read after its stop.
+ */
+export function stoppedClosers(lines: readonly string[]): string[] {
+  return logEntries(lines)
+    .filter((e) => e.message === 'stopped' && typeof e.closer === 'string')
+    .map((e) => e.closer as string);
+}

@@ -31,15 +31,27 @@ export async function cleanupAmqpPrefix(url: string, prefix: string, queueNames:
   }
 }
 
-/** Messages ready in a queue (a passive declare), without touching them. */
-export async function queuedCount(url: string, queue: string): Promise<number> {
+/** RabbitMQ's counts of a queue (a passive declare; the full name, prefix included; the queue must exist). */
+async function checkQueue(url: string, queue: string): Promise<{ messageCount: number; consumerCount: number }> {
   const conn = await amqp.connect(url);
   try {
     const ch = await conn.createChannel();
-    return (await ch.checkQueue(queue)).messageCount;
+    const { messageCount, consumerCount } = await ch.checkQueue(queue);
+    await ch.close();
+    return { messageCount, consumerCount };
   } finally {
     await conn.close();
   }
+}
+
+/** Messages ready in a queue, without touching them. */
+export async function queuedCount(url: string, queue: string): Promise<number> {
+  return (await checkQueue(url, queue)).messageCount;
+}
+
+/** How many consumers RabbitMQ has on a queue. */
+export async function queueConsumerCount(url: string, queue: string): Promise<number> {
+  return (await checkQueue(url, queue)).consumerCount;
 }
 
 /** Takes every message ready in a queue off it (basic.get with auto-ack): the message id and routing key of each, in queue order. */

@@ -28,45 +28,65 @@ export interface SetupOptions {
   now?: () => Date;
 }
 
-/** Wires routes and the event consumer onto the runtime's context (main.ts and in-process tests). */
-export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts: SetupOptions = {}): { consumer: Consumer } {
+/** What setupAvailability started (tests wait on the consumer). */
+export interface AvailabilityParts {
+  /** The projection consumer; `undefined` in an `api` process (PROCESS_ROLE). */
+  consumer?: Consumer;
+}
+
+/**
+ * Wires routes and the event consumer onto the runtime's context (main.ts and in-process tests).
+ *
+ * PROCESS_ROLE (ctx.runs): the API is the routes with the Slots answer cache, the calendar busy copies and
+ * the LISTEN that keeps both in step; the background work is the projection consumer and the retention
+ * job. What the consumer writes (booked intervals, calendar connection states) reaches the API's caches
+ * as it reaches every replica's: the tables' triggers NOTIFY on commit (store/slots-invalidation.ts).
+ */
+export function setupAvailability(ctx: ServiceContext<AvailabilityConfig>, opts: SetupOptions = {}): AvailabilityParts {
   const { config, db, logger } = ctx;
   // The hot path's named statements (the slot check's and Slots' reads, the projection upsert) on
   // connections of their own, each statement planned once per connection (store/prepared.ts).
   // Registered first, so it closes after the consumer and routes that use it.
   const statements = createPool(config.DATABASE_URL, { applicationName: ctx.name, genericPlans: true, logger });
   ctx.onStop('postgres (named statements)', () => statements.end());
-  const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
-  ctx.onStop('calendar-sync client', () => calendarSync.close());
 
-  const now = opts.now ?? (() => new Date());
-  const slotsCache = new NotifiedSlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
-  // Busy time from calendar-sync, kept as long as a Slots answer may keep it (http/calendar-busy-cache.ts).
-  const busyCopies = new CalendarBusyCopies({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxEntries: CALENDAR_BUSY_COPIES, now: () => now().getTime() });
-  if (config.SLOTS_CACHE_TTL_MS > 0 && config.SLOTS_CACHE_MAX_MB > 0) {
-    const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: allOf(slotsCache, busyCopies), logger });
-    ctx.onStop('slots cache invalidation', () => invalidation.stop());
+  if (ctx.runs.api) {
+    const calendarSync = createInternalClient({ baseUrl: config.CALENDAR_SYNC_URL, service: 'calendar-sync', timeoutMs: config.BUSY_TIMEOUT_MS, signer: ctx.signer });
+    ctx.onStop('calendar-sync client', () => calendarSync.close());
+
+    const now = opts.now ?? (() => new Date());
+    const slotsCache = new NotifiedSlotsCache({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxBytes: config.SLOTS_CACHE_MAX_MB * 1024 * 1024 });
+    // Busy time from calendar-sync, kept as long as a Slots answer may keep it (http/calendar-busy-cache.ts).
+    const busyCopies = new CalendarBusyCopies({ ttlMs: config.SLOTS_CACHE_TTL_MS, maxEntries: CALENDAR_BUSY_COPIES, now: () => now().getTime() });
+    if (config.SLOTS_CACHE_TTL_MS > 0 && config.SLOTS_CACHE_MAX_MB > 0) {
+      const invalidation = startSlotsInvalidation({ pool: ctx.pool, cache: allOf(slotsCache, busyCopies), logger });
+      ctx.onStop('slots cache invalidation', () => invalidation.stop());
+    }
+
+    const deps: RouteDeps = {
+      hosts: createHostStore(db),
+      eventTypes: createEventTypeStore(db),
+      slots: {
+        loadContext: (ws, id) => loadSlotContext(statements, ws, id),
+        bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(statements, ws, hostId, range, exclude),
+        calendarBusy: busyCopies.reader(createCalendarBusyReader(calendarSync, logger)),
+      },
+      slotsCache,
+      cursors: createCursorCodec(config.CURSOR_SECRET),
+      logger,
+      now,
+    };
+    registerV1Routes(ctx.http, deps);
+    registerAdminRoutes(ctx.http, deps);
+    registerInternalRoutes(ctx.http, deps);
   }
 
-  const deps: RouteDeps = {
-    hosts: createHostStore(db),
-    eventTypes: createEventTypeStore(db),
-    slots: {
-      loadContext: (ws, id) => loadSlotContext(statements, ws, id),
-      bookedIntervals: (ws, hostId, range, exclude) => bookedIntervalsOverlapping(statements, ws, hostId, range, exclude),
-      calendarBusy: busyCopies.reader(createCalendarBusyReader(calendarSync, logger)),
-    },
-    slotsCache,
-    cursors: createCursorCodec(config.CURSOR_SECRET),
-    logger,
-    now,
-  };
-  registerV1Routes(ctx.http, deps);
-  registerAdminRoutes(ctx.http, deps);
-  registerInternalRoutes(ctx.http, deps);
-
-  const consumer = startAvailabilityConsumer({ broker: ctx.broker, db, statements, logger, retryDelaysMs: opts.retryDelaysMs });
-  ctx.onStop('availability consumer', () => consumer.stop());
-  startRetention(ctx, availabilityRetentionRules(config));
+  let consumer: Consumer | undefined;
+  if (ctx.runs.background) {
+    const projections = startAvailabilityConsumer({ broker: ctx.broker, db, statements, logger, retryDelaysMs: opts.retryDelaysMs });
+    ctx.onStop('availability consumer', () => projections.stop());
+    consumer = projections;
+    startRetention(ctx, availabilityRetentionRules(config));
+  }
   return { consumer };
 }

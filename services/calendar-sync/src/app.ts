@@ -34,9 +34,10 @@ const BUSY_RETRY_AFTER_SECONDS = 5;
 export interface CalendarSyncParts {
   reader: BusyReader;
   cache: StoreCache;
-  refresher: BusyRefresher;
-  consumer: Consumer;
-  relay: OutboxRelay;
+  /** The background work; `undefined` in an `api` process (PROCESS_ROLE). */
+  refresher?: BusyRefresher;
+  consumer?: Consumer;
+  relay?: OutboxRelay;
 }
 
 export interface SetupOptions {
@@ -47,7 +48,21 @@ export interface SetupOptions {
   now?: () => Date;
 }
 
-/** Wires routes, the booking.* consumer, the outbox relay and the busy refresher onto a running service. */
+/**
+ * Wires routes, the booking.* consumer, the outbox relay and the busy refresher onto a running service.
+ *
+ * PROCESS_ROLE (ctx.runs): both parts read connections and snapshots through the same in-memory copies,
+ * kept in step by LISTEN (store/cache-invalidation.ts), so what one process writes reaches the other as
+ * it reaches another replica. The API is the routes: the busy endpoint (availability's Slots wait on it)
+ * and the operator's connection, OAuth and resync routes (a resync writes the event inside its request:
+ * its answer is the write's outcome). The background work is the booking.* consumer (every calendar
+ * write it drives), the outbox relay, the busy refresher and the retention job. The refresher serves no
+ * answer itself: it renews active hosts' snapshots well before they expire (once older than 0.9 ×
+ * REFRESH_INTERVAL_MS or half of BUSY_FRESHNESS_MS, whichever is shorter: by default at 54 s of 300 s),
+ * into the table the busy endpoint reads, so a worker that waits minutes for the CPU during a burst of
+ * creates delays no answer; a snapshot that does expire is read afresh by the busy endpoint itself, at
+ * the API's priority, as before.
+ */
 export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts: SetupOptions = {}): CalendarSyncParts {
   const { config, logger, db, pool, broker, http } = ctx;
   const now = opts.now ?? (() => new Date());
@@ -65,6 +80,8 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
       ...oauth.adapters,
     });
   const availability = createInternalClient({ baseUrl: config.AVAILABILITY_URL, service: 'availability', timeoutMs: config.AVAILABILITY_TIMEOUT_MS, retries: 1, signer: ctx.signer });
+  // Registered before the parts that use it, so it is stopped after them.
+  ctx.onStop('availability client', () => availability.close());
   const hosts = createHostDirectory(availability);
   // Connections and snapshots are read from memory while LISTEN keeps the copies in step (empty until then).
   const cache = new StoreCache();
@@ -76,61 +93,66 @@ export function setupCalendarSync(ctx: ServiceContext<CalendarSyncConfig>, opts:
     { store, provider, sealer, hosts },
     { freshnessMs: config.BUSY_FRESHNESS_MS, snapshotDays: config.BUSY_SNAPSHOT_DAYS, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
   );
-  registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer, revokers: oauth.revokers, onWarning });
-  registerCalendarOAuthRoutes(http, {
-    hosts,
-    store,
-    provider,
-    sealer,
-    states: createOAuthStates(db),
-    tokens: createTokenRows(db),
-    authorizers: oauth.authorizers,
-    redirectUri: config.OAUTH_REDIRECT_URL,
-    // A connection's url is the provider's API base from config, never from the request.
-    apiUrls: { google: config.GOOGLE_API_ROOT_URL ?? GOOGLE_API_ROOT, microsoft: config.MICROSOFT_GRAPH_URL },
-    lockTimeoutMs: config.PROVIDER_TIMEOUT_MS,
-    now,
-  });
-  registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
-  registerBusyRoutes(http, reader, now);
-  registerSecretsRoutes(http, 'calendar-sync', { pool, box: sealer, columns: SEALED_COLUMNS });
+  if (ctx.runs.api) {
+    registerCalendarConnectionRoutes(http, { store, hosts, provider, sealer, revokers: oauth.revokers, onWarning });
+    registerCalendarOAuthRoutes(http, {
+      hosts,
+      store,
+      provider,
+      sealer,
+      states: createOAuthStates(db),
+      tokens: createTokenRows(db),
+      authorizers: oauth.authorizers,
+      redirectUri: config.OAUTH_REDIRECT_URL,
+      // A connection's url is the provider's API base from config, never from the request.
+      apiUrls: { google: config.GOOGLE_API_ROOT_URL ?? GOOGLE_API_ROOT, microsoft: config.MICROSOFT_GRAPH_URL },
+      lockTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+      now,
+    });
+    registerCalendarResyncRoutes(http, { store, hosts, provider, sealer });
+    registerBusyRoutes(http, reader, now);
+    registerSecretsRoutes(http, 'calendar-sync', { pool, box: sealer, columns: SEALED_COLUMNS });
+  }
 
-  // Registered in start order; stopped in reverse (refresher and consumer first, the client last).
-  ctx.onStop('availability client', () => availability.close());
-  const relay = startOutboxRelay({ pool, table: outbox, broker, logger });
-  ctx.onStop('outbox relay', () => relay.stop());
-  const writeBookingEvent = bookingChangedHandler({ pool, provider, sealer, hosts, retries: config.CALENDAR_WRITE_RETRY_DELAYS_MS.length, logger, cache });
-  const consumer = startConsumer({
-    broker,
-    db,
-    inbox,
-    service: 'calendar-sync',
-    bindings: BOOKING_EVENT_KINDS,
-    retryDelaysMs: config.CALENDAR_WRITE_RETRY_DELAYS_MS,
-    // Each handler holds a pooled connection while it talks to the provider: leave room for HTTP.
-    prefetch: 4,
-    logger,
-    // Anything else on the queue has no effect here: acknowledged without a transaction.
-    accepts: isBookingEvent,
-    // The write runs its own transaction, with the inbox row in its first statement (store/message-transaction.ts):
-    // two round trips around the provider call instead of the consumer's five. Repeating a message is safe: its
-    // inbox row (or the sync record's version) makes a redelivery change nothing.
-    idempotent: { accepts: () => true, handler: (envelope, _db, info) => writeBookingEvent(envelope, info) },
-    // Never called: every message `accepts` takes goes to `idempotent`.
-    handler: async () => undefined,
-  });
-  ctx.onStop('booking consumer', () => consumer.stop());
-  const refresher = startBusyRefresher({
-    db,
-    reader,
-    logger,
-    intervalMs: config.REFRESH_INTERVAL_MS,
-    freshnessMs: config.BUSY_FRESHNESS_MS,
-    activeWindowMs: config.ACTIVE_HOST_WINDOW_MS,
-    leaseMs: Math.max(30_000, 3 * config.PROVIDER_TIMEOUT_MS),
-    now,
-  });
-  ctx.onStop('busy refresher', () => refresher.stop());
-  startRetention(ctx, calendarSyncRetentionRules(config));
-  return { reader, cache, refresher, consumer, relay };
+  const parts: CalendarSyncParts = { reader, cache };
+  if (ctx.runs.background) {
+    // Stopped in reverse: the retention job, the refresher and the consumer first, the relay after them.
+    const outboxRelay = startOutboxRelay({ pool, table: outbox, broker, logger });
+    ctx.onStop('outbox relay', () => outboxRelay.stop());
+    const writeBookingEvent = bookingChangedHandler({ pool, provider, sealer, hosts, retries: config.CALENDAR_WRITE_RETRY_DELAYS_MS.length, logger, cache });
+    const bookings = startConsumer({
+      broker,
+      db,
+      inbox,
+      service: 'calendar-sync',
+      bindings: BOOKING_EVENT_KINDS,
+      retryDelaysMs: config.CALENDAR_WRITE_RETRY_DELAYS_MS,
+      // Each handler holds a pooled connection while it talks to the provider: leave room for HTTP.
+      prefetch: 4,
+      logger,
+      // Anything else on the queue has no effect here: acknowledged without a transaction.
+      accepts: isBookingEvent,
+      // The write runs its own transaction, with the inbox row in its first statement (store/message-transaction.ts):
+      // two round trips around the provider call instead of the consumer's five. Repeating a message is safe: its
+      // inbox row (or the sync record's version) makes a redelivery change nothing.
+      idempotent: { accepts: () => true, handler: (envelope, _db, info) => writeBookingEvent(envelope, info) },
+      // Never called: every message `accepts` takes goes to `idempotent`.
+      handler: async () => undefined,
+    });
+    ctx.onStop('booking consumer', () => bookings.stop());
+    const busyRefresher = startBusyRefresher({
+      db,
+      reader,
+      logger,
+      intervalMs: config.REFRESH_INTERVAL_MS,
+      freshnessMs: config.BUSY_FRESHNESS_MS,
+      activeWindowMs: config.ACTIVE_HOST_WINDOW_MS,
+      leaseMs: Math.max(30_000, 3 * config.PROVIDER_TIMEOUT_MS),
+      now,
+    });
+    ctx.onStop('busy refresher', () => busyRefresher.stop());
+    startRetention(ctx, calendarSyncRetentionRules(config));
+    Object.assign(parts, { relay: outboxRelay, consumer: bookings, refresher: busyRefresher });
+  }
+  return parts;
 }

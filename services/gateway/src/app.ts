@@ -24,6 +24,9 @@ import { gatewayRetentionRules } from './store/retention';
  * who it acts for (docs/security.md), the booking page, and the retention job. It owns no queue
  * (runService `broker: false`); its public port serves /v1, /admin/v1, /book and /healthz, the
  * operations port /readyz and /metrics (runService `opsPort`).
+ *
+ * PROCESS_ROLE: the gateway is all API (runService `background: false`; `worker` is refused at start).
+ * Its one job, the retention of rate-limit windows (a delete a minute), goes with the API in every process.
  */
 export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): void {
   const { config, logger, db, http, signer } = ctx;
@@ -88,5 +91,6 @@ export function setupGateway(ctx: ServiceContext<GatewayConfig, undefined>): voi
   });
 
   // Old rate-limit windows go in bounded batches; safe with every replica running it (libs/db retention).
+  // The gateway has no background part (ctx.runs.api is always true here): the job runs in every process.
   startRetention(ctx, gatewayRetentionRules(config));
 }

@@ -1,6 +1,8 @@
 import { env, loadConfig, retentionEnv, serviceEnv, z } from '@sched/config';
 
 const schema = serviceEnv('gateway', 8080).extend({
+  /** The gateway is all API: `all` or `api` (the same); `worker` is refused, it has no background part. */
+  PROCESS_ROLE: env.processRole(['all', 'api'], 'the gateway has no background part to run as a worker'),
   ADMIN_TOKEN: env.secret(),
   BOOKING_URL: env.url('http://127.0.0.1:8081'),
   AVAILABILITY_URL: env.url('http://127.0.0.1:8082'),

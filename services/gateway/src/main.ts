@@ -11,6 +11,8 @@ void runService({
   name: 'gateway',
   config: readConfig(),
   broker: false,
+  // All API: PROCESS_ROLE=worker is a start-up error (its config refuses it first).
+  background: false,
   access: 'public',
   opsPort: opsPortOf,
   setup: (ctx) => setupGateway(ctx),

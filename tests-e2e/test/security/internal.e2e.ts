@@ -7,6 +7,7 @@ import { BOOKING_ACCESS } from '../../../services/booking/src/http/access';
 import { CALENDAR_SYNC_ACCESS } from '../../../services/calendar-sync/src/http/access';
 import { INVITATION_ACCESS } from '../../../services/invitation/src/http/access';
 import { WEBHOOK_DISPATCH_ACCESS } from '../../../services/webhook-dispatch/src/http/access';
+import type { ServiceName } from '@sched/db';
 import { startSystem, type System } from '../../support/system';
 
 /**
@@ -54,7 +55,7 @@ const probes: Probe[] = Object.entries(TABLES).flatMap(([service, table]) =>
 );
 
 async function send(p: Probe, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-  const url = sys.processes.find((proc) => proc.service === p.service)!.url;
+  const url = sys.api(p.service as ServiceName).url;
   const res = await fetch(`${url}${p.path}`, {
     method: p.method,
     headers: { 'content-type': 'application/json', 'x-workspace-id': WS, 'x-api-key-id': 'key_forged', ...headers },

@@ -143,7 +143,8 @@ export async function changesHeard(svc: RunningCalendarSync, db: TestDatabase): 
 export interface RunningCalendarSync {
   url: string;
   service: RunningService<CalendarSyncConfig>;
-  parts: CalendarSyncParts;
+  /** Every part: the harness runs the service as one process (PROCESS_ROLE all). */
+  parts: Required<CalendarSyncParts>;
   config: Readonly<CalendarSyncConfig>;
   /** Every log line this instance wrote (JSON), at debug level. */
   logs: string[];
@@ -192,9 +193,11 @@ export async function startCalendarSync(opts: {
     },
   });
   await service.broker.waitForConnection();
-  await parts!.consumer.ready();
+  const { consumer, refresher, relay } = parts!;
+  if (!consumer || !refresher || !relay) throw new Error(`calendar-sync started without its background work (PROCESS_ROLE ${config.PROCESS_ROLE})`);
+  await consumer.ready();
   const { port } = service.server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, service, parts: parts!, config, logs, stop: () => service.stop('test done') };
+  return { url: `http://127.0.0.1:${port}`, service, parts: { ...parts!, consumer, refresher, relay }, config, logs, stop: () => service.stop('test done') };
 }
 
 /** Publishes booking.* messages as the booking service would. */

@@ -19,7 +19,8 @@ export const CONSUMER_RETRY_DELAYS_MS = [100];
 export interface DispatchUnderTest {
   url: string;
   service: RunningService<WebhookDispatchConfig>;
-  dispatch: WebhookDispatch;
+  /** Every part: the harness runs the service as one process (PROCESS_ROLE all). */
+  dispatch: Required<WebhookDispatch>;
   /** Every JSON log line the service wrote. */
   logs: string[];
   stop(): Promise<void>;
@@ -58,7 +59,9 @@ export async function startDispatch(db: TestDatabase, amqp: TestAmqp, env: Recor
   });
   await service.broker.waitForConnection();
   const { port } = service.server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, service, dispatch: dispatch!, logs, stop: () => service.stop('test done') };
+  const { worker, ingest, workerPool } = dispatch!;
+  if (!worker || !ingest || !workerPool) throw new Error(`webhook-dispatch started without its background work (PROCESS_ROLE ${config.PROCESS_ROLE})`);
+  return { url: `http://127.0.0.1:${port}`, service, dispatch: { worker, ingest, workerPool }, logs, stop: () => service.stop('test done') };
 }
 
 /** Deletes this test file's queues and exchanges. */
