@@ -107,7 +107,8 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
       res = await request;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      const crossOrigin = crossOrigins.get((err as { options?: object } | null)?.options ?? crossOrigins);
+      const options = (err as { options?: unknown } | null)?.options;
+      const crossOrigin = typeof options === 'object' && options !== null ? crossOrigins.get(options) : undefined;
       if (crossOrigin) throw crossOrigin;
       const refused = client.policyError(err);
       if (refused instanceof UrlNotAllowedError) throw new TypeError(refused.message);
