@@ -14,13 +14,14 @@
 //   SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/calprof/cs', then
 //   node scripts/cpu-profile-report.mjs /tmp/calprof <BOOKINGS> <interval_monotonic_us>   (the profile cut to the measured interval)
 //   SERVICE_SRC=<another copy of src/> (before/after runs, see bundle())
+//   SERVICE_STDOUT=<file> keeps the service's stdout (its log lines; --trace-gc in SERVICE_NODE_ARGS)
 //
 // The figures are per Booking, after WARMUP bookings (not counted) have been written and reported.
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { newId, toTimestamp, type InternalHost } from '@sched/contracts';
@@ -43,6 +44,7 @@ interface ProbeCounts {
   tcpConnects: number;
   cpuUs: number;
   sysUs: number;
+  threadsUs: Record<string, number>;
 }
 
 function cpuMsOfPid(pid: number): number {
@@ -137,7 +139,8 @@ async function main(): Promise<void> {
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
         CALENDAR_WRITE_RETRY_DELAYS_MS: RETRY_DELAYS.join(','),
       },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      // SERVICE_STDOUT=<file>: the service's log lines (and e.g. --trace-gc's) go there instead of nowhere.
+      stdio: ['ignore', process.env.SERVICE_STDOUT ? openSync(process.env.SERVICE_STDOUT, 'w') : 'ignore', 'inherit', 'ipc'],
     },
   );
   const probe = () =>
@@ -228,6 +231,8 @@ async function main(): Promise<void> {
       per_booking: {
         calendar_sync_cpu_ms: per((after.cpuUs - before.cpuUs) / 1000, 3),
         calendar_sync_cpu_ms_in_kernel: per((after.sysUs - before.sysUs) / 1000, 3),
+        // By thread, from /proc (10 ms ticks: rough below a few hundred Bookings).
+        calendar_sync_cpu_ms_by_thread: Object.fromEntries(Object.entries(diff(before.threadsUs, after.threadsUs)).map(([k, us]) => [k, Math.round(us) / 1000])),
         postgres_backend_cpu_ms: per(pgNs / 1e6, 3),
         radicale_cpu_ms: per(rad),
         pg_round_trips: per(after.roundTrips - before.roundTrips),

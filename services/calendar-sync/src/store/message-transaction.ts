@@ -4,7 +4,7 @@ import type { Booking } from '@sched/contracts';
 import type { Db } from '@sched/db';
 import { assertEnvelope, outboxChannel, outboxNotifyPayload, outboxSchemaName } from '@sched/messaging';
 import type { OutboxEvent, Store, SyncRecord, SyncRecordChange } from '../domain/ports';
-import { fromRow, KEEP_NEWEST_BOOKING, ownRecord, SYNC_RECORD_COLUMNS, type SyncRow } from './booking-sync.queries';
+import { KEEP_NEWEST_BOOKING, ownRecord, SYNC_RECORD_COLUMNS, type SyncRow } from './booking-sync.queries';
 import { createStore } from './create-store';
 import { outbox } from './schema';
 import type { StoreCache } from './store-cache';
@@ -54,7 +54,9 @@ const OUTBOX_CHANNEL = outboxChannel(outboxSchemaName(outbox));
 /**
  * The write's outcome and its event, as booking-sync.queries.ts updateSyncRecord does with drizzle: the
  * outbox row and the relay's NOTIFY naming it (libs/messaging enqueueEventSql's row and payload) ride on
- * the update as a data-modifying WITH.
+ * the update as a data-modifying WITH. It returns only the new `updated_at`: the rest of the record is the
+ * claimed one (locked by the claim since) with the change applied, so the Booking is not sent back and
+ * parsed again.
  * $1 Booking id, $2 workspace, $3 written version, $4 status, $5 error code, $6 object URL, $7 ETag,
  * $8 join URL, $9 event id, $10 event type, $11 event workspace, $12 event, $13 NOTIFY payload.
  */
@@ -69,7 +71,7 @@ const RECORD = prepared(
    UPDATE calendar_sync.booking_syncs b
       SET written_version = $3, status = $4, error_code = $5, object_url = $6, etag = $7, join_url = $8, updated_at = now()
     WHERE b.booking_id = $1 AND b.workspace_id = $2
-   RETURNING ${SYNC_RECORD_COLUMNS}`,
+   RETURNING b.updated_at`,
 );
 
 const STATEMENTS = [CLAIM, RECORD];
@@ -192,7 +194,9 @@ export async function inMessageTransaction<T>(
         );
         committed = true;
         open = false;
-        return fromRow(res!.rows[0] as SyncRow);
+        const row = res!.rows[0] as Pick<SyncRow, 'updated_at'> | undefined;
+        if (!row) throw new Error('the locked sync record was not found at its update');
+        return { ...rec, ...change, updatedAt: new Date(row.updated_at) };
       }),
     };
 

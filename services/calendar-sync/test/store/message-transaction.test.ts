@@ -63,6 +63,23 @@ describe('inMessageTransaction (the booking.* write path)', () => {
         return store.updateSyncRecord(locked!, written(locked!), event);
       });
       expect(record).toMatchObject({ writtenVersion: 1, status: 'synced', objectUrl: `http://cal/${booking.id}.ics`, etag: '"e1"' });
+      // The record returned is the row as committed, every field (the statement returns only updated_at).
+      const stored = await syncRow(booking.id);
+      expect(record).toEqual({
+        bookingId: stored.booking_id,
+        workspaceId: stored.workspace_id,
+        hostId: stored.host_id,
+        booking: stored.booking,
+        bookingVersion: stored.booking_version,
+        writtenVersion: stored.written_version,
+        status: stored.status,
+        errorCode: stored.error_code,
+        eventUid: stored.event_uid,
+        objectUrl: stored.object_url,
+        etag: stored.etag,
+        joinUrl: stored.join_url,
+        updatedAt: stored.updated_at,
+      });
       expect(await inboxRows(msg.eventId)).toEqual([{ type: 'booking.created' }]);
       expect(await syncRow(booking.id)).toMatchObject({ written_version: 1, booking_version: 1, status: 'synced', etag: '"e1"' });
       // The same row and payload libs/messaging's enqueueEvent writes, and the NOTIFY naming it.

@@ -90,12 +90,19 @@ export class CalDavProvider implements CalendarProvider {
     otherwise: ProviderErrorKind,
     op: (f: typeof fetch) => Promise<T>,
   ): Promise<T> {
-    const signal = AbortSignal.timeout(this.opts.timeoutMs);
+    // The deadline as a timer cleared when the operation ends (AbortSignal.timeout's would fire, abort
+    // and make its TimeoutError PROVIDER_TIMEOUT_MS after every operation, finished long before).
+    const deadline = new AbortController();
+    const { signal } = deadline;
+    const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), this.opts.timeoutMs);
+    timer.unref();
     const origins = urls.filter((u): u is string => u !== null);
     try {
       return await op(davFetch(creds, signal, { fetch: this.http, origins }));
     } catch (err) {
       throw asProviderError(err, signal, otherwise);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -52,6 +52,34 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
    * built-in server does not) are reused across operations instead of a TCP connect per request.
    */
   const client = createGuardedGot({ mode: opts.mode, rules: CALDAV_TARGET_RULES, resolveAll: opts.resolveAll, agent: { scheduling: 'lifo', timeout: IDLE_SOCKET_MS } });
+  /** The cross-origin redirect a request was refused for, by the request's options (what got's error carries). */
+  const crossOrigins = new WeakMap<object, CrossOriginRedirectError>();
+  /**
+   * What every request shares, merged into got's defaults once here instead of for each request (got
+   * normalizes and merges each request's options with its instance's: hooks, retry and the rest were
+   * per-request objects before).
+   */
+  const caldavGot = client.got.extend({
+    responseType: 'buffer',
+    maxRedirects: MAX_REDIRECTS,
+    // got's Method type knows no WebDAV methods, hence the cast; a delay of 0 would mean "no retry".
+    retry: { limit: 1, methods: RETRY_METHODS as never, statusCodes: [], errorCodes: STALE_SOCKET, calculateDelay: ({ computedValue }) => (computedValue === 0 ? 0 : 1) },
+    hooks: {
+      beforeRedirect: [
+        (options, response) => {
+          const from = new URL(response.url);
+          const to = options.url as URL;
+          if (to.origin !== from.origin) {
+            const refused = new CrossOriginRedirectError(from, to);
+            crossOrigins.set(options, refused);
+            throw refused;
+          }
+          // got already made a 303 a GET without its body; as fetch, its content headers go too.
+          if (response.statusCode === 303) for (const h of ['content-type', 'content-encoding', 'content-language', 'content-location']) delete options.headers[h];
+        },
+      ],
+    },
+  });
 
   const fetchIt = async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('httpFetch takes a URL');
@@ -62,31 +90,15 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const body = typeof init.body === 'string' ? init.body : undefined;
     if (body !== undefined) headers['content-type'] ??= 'text/plain;charset=UTF-8';
-    const url = new URL(input);
+    const url = typeof input === 'string' ? new URL(input) : input;
     // got refuses other schemes itself; this says so in fetch's words. Never the built-in fetch, which knows no address policy.
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`httpFetch fetches http and https only, not ${url.protocol}`);
-    let crossOrigin: CrossOriginRedirectError | undefined;
 
-    const request = client.got(url, {
+    const request = caldavGot(url, {
       method: (init.method ?? 'GET').toUpperCase() as 'GET',
       headers,
       body,
-      responseType: 'buffer',
       followRedirect: init.redirect !== 'manual' && init.redirect !== 'error',
-      maxRedirects: MAX_REDIRECTS,
-      // got's Method type knows no WebDAV methods, hence the cast; a delay of 0 would mean "no retry".
-      retry: { limit: 1, methods: RETRY_METHODS as never, statusCodes: [], errorCodes: STALE_SOCKET, calculateDelay: ({ computedValue }) => (computedValue === 0 ? 0 : 1) },
-      hooks: {
-        beforeRedirect: [
-          (options, response) => {
-            const from = new URL(response.url);
-            const to = options.url as URL;
-            if (to.origin !== from.origin) throw (crossOrigin = new CrossOriginRedirectError(from, to));
-            // got already made a 303 a GET without its body; as fetch, its content headers go too.
-            if (response.statusCode === 303) for (const h of ['content-type', 'content-encoding', 'content-language', 'content-location']) delete options.headers[h];
-          },
-        ],
-      },
     });
     const cancel = () => request.cancel();
     signal?.addEventListener('abort', cancel, { once: true });
@@ -95,6 +107,8 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
       res = await request;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
+      const options = (err as { options?: unknown } | null)?.options;
+      const crossOrigin = typeof options === 'object' && options !== null ? crossOrigins.get(options) : undefined;
       if (crossOrigin) throw crossOrigin;
       const refused = client.policyError(err);
       if (refused instanceof UrlNotAllowedError) throw new TypeError(refused.message);
@@ -107,7 +121,8 @@ export function createHttpFetch(opts: HttpFetchOptions): HttpFetch & { close(): 
     if (status < 200 || status > 599) throw new Error(`unexpected HTTP status ${status}`);
     const pairs: [string, string][] = [];
     for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-    const response = new Response(NULL_BODY.has(status) ? null : res.body, { status, statusText: res.statusMessage ?? '', headers: pairs });
+    // An empty body as no body: the same answer to text(), arrayBuffer() and a cancel, without a stream to make and read.
+    const response = new Response(NULL_BODY.has(status) || res.body.length === 0 ? null : res.body, { status, statusText: res.statusMessage ?? '', headers: pairs });
     Object.defineProperty(response, 'url', { value: res.url });
     return response;
   };
