@@ -63,8 +63,14 @@ export function machineBusyMs(): number {
 
 /** The bench process itself: load generator, webhook receiver, polling. */
 export const LOAD_GENERATOR = 'bench client + receiver';
-/** Process groups of the issue-18 CPU target: our six services, Postgres and RabbitMQ (the calendar provider excluded). */
-export const TARGET_GROUPS: readonly string[] = [...SERVICE_NAMES, 'postgres', 'rabbitmq'];
+/**
+ * Our processes' groups: each service's API (or only process) under the service's name, its worker
+ * (PROCESS_ROLE=worker, niced by `npm start`) as `<service>-worker`, so the tables show what ran on the
+ * API path and what in the background.
+ */
+export const SERVICE_GROUPS: readonly string[] = SERVICE_NAMES.flatMap((s) => [s, `${s}-worker`]);
+/** Process groups of the issue-18 CPU target: our six services (APIs and workers), Postgres and RabbitMQ (the calendar provider excluded). */
+export const TARGET_GROUPS: readonly string[] = [...SERVICE_GROUPS, 'postgres', 'rabbitmq'];
 
 export interface CpuSnapshot {
   atMs: number;
@@ -100,8 +106,8 @@ function readCmdline(pid: number): string | undefined {
  * for cpuPerUnit.
  */
 export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra: Record<number, string> = {}, everyMs = 1000) {
-  // By service: a service's API and worker processes (PROCESS_ROLE) count together.
-  const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.service]));
+  // By process name: a service's API under its name, its worker as `<service>-worker` (SERVICE_GROUPS).
+  const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.name]));
   /** pid → its group, CPU when first seen (0 for a process born inside the interval) and when last seen. */
   const procs = new Map<number, { group: string; first: number; last: number }>();
   const sample = (initial: boolean) => {
@@ -140,7 +146,7 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
  * other users of the machine). Postgres and RabbitMQ are shared servers: other users' work on them counts.
  */
 export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<System['radicale'], 'dataDir'> }, extra: Record<number, string> = {}): CpuSnapshot {
-  const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.service]));
+  const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.name]));
   const groups = new Map<string, number>();
   const machineMs = machineBusyMs();
   for (const entry of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -156,7 +162,7 @@ export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<Sys
 export interface CpuPerUnit {
   /** CPU ms per unit (create, Booking, request) by process group, largest first; groups that used none left out. */
   by_group: Record<string, number>;
-  /** Our six services. */
+  /** Our six services, APIs and workers. */
   services: number;
   /** Our six services + Postgres + RabbitMQ: the sum the issue-18 target bounds (the calendar provider excluded). */
   services_postgres_rabbitmq: number;
@@ -185,7 +191,7 @@ export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: numbe
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => [k, round(v / n, 3)]),
     ),
-    services: round(sum(SERVICE_NAMES) / n, 3),
+    services: round(sum(SERVICE_GROUPS) / n, 3),
     services_postgres_rabbitmq: round(sum(TARGET_GROUPS) / n, 3),
     machine_total: round(machine / n, 3),
     unattributed: round(Math.max(0, machine - grouped) / n, 3),
