@@ -70,7 +70,7 @@ export async function expectProcessRolesSplit<P extends RoleProcess>(split: Proc
     worker = await startAs('worker');
     await api.service.broker.waitForConnection();
     await waitFor(async () => (await queueConsumerCount(split.amqpUrl, split.queue)) > 0, { timeoutMs: 15000 });
-    expect(await queueConsumerCount(split.amqpUrl, split.queue)).toBe(1);
+    expect({ queue: split.queue, consumers: await queueConsumerCount(split.amqpUrl, split.queue) }).toEqual({ queue: split.queue, consumers: 1 });
     expect(await split.apiStatus(api.url)).toBe(200);
     expect(await split.apiStatus(worker.url)).toBe(404);
     for (const path of ['/healthz', '/readyz', '/metrics']) expect([path, (await fetch(`${worker.url}${path}`)).status]).toEqual([path, 200]);

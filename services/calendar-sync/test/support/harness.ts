@@ -194,7 +194,7 @@ export async function startCalendarSyncProcess(opts: CalendarSyncStartOptions): 
     ...opts.env,
   });
   const logger = createLogger({ service: 'calendar-sync', stream, level: 'debug' });
-  let parts: CalendarSyncParts = {};
+  let parts: CalendarSyncParts | undefined;
   const service = await runService({
     name: 'calendar-sync',
     config,
@@ -207,7 +207,7 @@ export async function startCalendarSyncProcess(opts: CalendarSyncStartOptions): 
     },
   });
   await service.broker.waitForConnection();
-  return { url: loopbackUrl(service.server), service, parts, config, logs, stop: () => service.stop('test done') };
+  return { url: loopbackUrl(service.server), service, parts: parts!, config, logs, stop: () => service.stop('test done') };
 }
 
 /** Publishes booking.* messages as the booking service would. */
