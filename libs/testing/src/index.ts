@@ -14,3 +14,4 @@ export { statementsIn } from './sql-statements';
 export { startFakeGoogle, type FakeGoogle, type FakeGoogleEvent } from './providers/fake-google';
 export { startFakeMicrosoft, type FakeMicrosoft } from './providers/fake-microsoft';
 export { startOAuthFakes, type OAuthFakes } from './providers/oauth-fakes';
+export { expectProcessRolesSplit, captureLogs, loopbackUrl, type ProcessRolesSplit, type RoleProcess, type SplitRole } from './process-roles';

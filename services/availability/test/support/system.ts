@@ -1,14 +1,13 @@
 import { AVAILABILITY_ACCESS } from '../../src/http/access';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { makeEvent, type Booking, type EventData } from '@sched/contracts';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker, type Consumer } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp, waitFor, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { captureLogs, cleanupAmqpPrefix, createTestDatabase, loopbackUrl, testAmqp, waitFor, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { ADMIN_TOKEN, call, callsDirectly, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
-import { setupAvailability } from '../../src/app';
+import { setupAvailability, type AvailabilityParts, type SetupOptions } from '../../src/app';
 import { parseAvailabilityConfig, type AvailabilityConfig } from '../../src/config';
 import { startCalendarStub, type CalendarStub } from './calendar-stub';
 
@@ -35,6 +34,43 @@ export interface System {
 
 const quiet = () => createLogger({ service: 'availability-test', stream: new PassThrough(), level: 'error' });
 
+export interface AvailabilityProcess {
+  service: RunningService<AvailabilityConfig>;
+  /** What setupAvailability started: no consumer in an `api` process (PROCESS_ROLE). */
+  parts: AvailabilityParts;
+  url: string;
+  /** The service's log output (debug level). */
+  logs: string[];
+}
+
+/** One availability process through runService on port 0, on the given database and AMQP prefix; `env` adds to its config (PROCESS_ROLE picks its part). */
+export async function startAvailabilityProcess(db: TestDatabase, amqp: TestAmqp, env: Record<string, string>, setup: SetupOptions = {}): Promise<AvailabilityProcess> {
+  const config = parseAvailabilityConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
+    PORT: '0',
+    DATABASE_URL: db.urlFor('availability'),
+    AMQP_URL: amqp.url,
+    AMQP_PREFIX: amqp.prefix,
+    CURSOR_SECRET,
+    LOG_LEVEL: 'error',
+    ...env,
+  });
+  const { stream, logs } = captureLogs();
+  let parts: AvailabilityParts = {};
+  const service = await runService({
+    name: 'availability',
+    config,
+    access: AVAILABILITY_ACCESS,
+    brokerCritical: false,
+    handleSignals: false,
+    logger: createLogger({ service: 'availability', stream, level: 'debug' }),
+    setup: (ctx) => {
+      parts = setupAvailability(ctx, setup);
+    },
+  });
+  return { service, parts, url: loopbackUrl(service.server), logs };
+}
+
 /**
  * The real thing in-process: a fresh database with the gateway's and availability's migrations, a
  * unique AMQP prefix, calendar-sync as a real HTTP stub, availability through runService on port 0
@@ -44,49 +80,33 @@ export async function startSystem(opts: { now?: () => Date; busyTimeoutMs?: numb
   const db = await createTestDatabase({ services: ['gateway', 'availability'] });
   const amqp = testAmqp();
   const calendar = await startCalendarStub();
-  const config = parseAvailabilityConfig({
-    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
-    PORT: '0',
-    DATABASE_URL: db.urlFor('availability'),
-    AMQP_URL: amqp.url,
-    AMQP_PREFIX: amqp.prefix,
-    CALENDAR_SYNC_URL: calendar.url,
-    CURSOR_SECRET,
-    BUSY_TIMEOUT_MS: String(opts.busyTimeoutMs ?? 400),
-    // Off unless a test is about the cache: most tests change the calendar stub between two identical
-    // queries, a change the cache would only see after its TTL (tests/slots-cache.test.ts covers it).
-    SLOTS_CACHE_TTL_MS: String(opts.slotsCacheTtlMs ?? 0),
-    LOG_LEVEL: 'error',
-  });
-  let consumer: Consumer | undefined;
-  const logs: string[] = [];
-  const stream = new PassThrough();
-  stream.on('data', (c: Buffer) => logs.push(c.toString()));
-  const service = await runService({
-    name: 'availability',
-    config,
-    access: AVAILABILITY_ACCESS,
-    brokerCritical: false,
-    handleSignals: false,
-    logger: createLogger({ service: 'availability', stream, level: 'debug' }),
-    setup: (ctx) => {
-      consumer = setupAvailability(ctx, { now: opts.now, retryDelaysMs: RETRY_DELAYS_MS }).consumer;
+  const { service, parts, url: serviceUrl, logs } = await startAvailabilityProcess(
+    db,
+    amqp,
+    {
+      CALENDAR_SYNC_URL: calendar.url,
+      BUSY_TIMEOUT_MS: String(opts.busyTimeoutMs ?? 400),
+      // Off unless a test is about the cache: most tests change the calendar stub between two identical
+      // queries, a change the cache would only see after its TTL (tests/slots-cache.test.ts covers it).
+      SLOTS_CACHE_TTL_MS: String(opts.slotsCacheTtlMs ?? 0),
     },
-  });
-  await consumer!.ready(15_000);
-  const serviceUrl = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+    { now: opts.now, retryDelaysMs: RETRY_DELAYS_MS },
+  );
+  const { consumer } = parts;
+  if (!consumer) throw new Error(`availability started without its consumer (PROCESS_ROLE ${service.config.PROCESS_ROLE})`);
+  await consumer.ready(15_000);
   // Tests that call availability directly send the credential its real caller would (gateway-harness call).
   callsDirectly(serviceUrl, 'availability');
   const gateway = await startGateway(db, serviceUrl);
   const publisher = createBroker({ url: amqp.url, prefix: amqp.prefix, name: 'availability-test-publisher', logger: quiet() });
   await publisher.waitForConnection();
-  const queues = consumer!.queues;
+  const queues = consumer.queues;
   return {
     db,
     gateway,
     service,
     serviceUrl,
-    consumer: consumer!,
+    consumer,
     logs,
     calendar,
     publisher,

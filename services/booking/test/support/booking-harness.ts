@@ -1,10 +1,7 @@
-import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { createLogger } from '@sched/logger';
-import type { Consumer } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, createTestDatabase, testAmqp, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
-import { setupBooking } from '../../src/app';
+import { captureLogs, cleanupAmqpPrefix, createTestDatabase, loopbackUrl, testAmqp, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { setupBooking, type BookingParts } from '../../src/app';
 import { readConfig, type BookingConfig } from '../../src/config';
 import { BOOKING_ACCESS } from '../../src/http/access';
 import { ADMIN_TOKEN, call, startGateway, type RunningGateway } from '../../../gateway/test/support/gateway-harness';
@@ -51,6 +48,46 @@ export interface BookingHarness {
 export const BOOKING_QUEUES = ['booking', 'booking.dlq', 'booking.retry.1000ms', 'booking.retry.5000ms', 'booking.retry.30000ms'];
 export const EXCHANGES = ['scheduling.events', 'scheduling.dlx'];
 
+export interface BookingProcess {
+  service: RunningService<BookingConfig>;
+  /** What setupBooking started: no consumer in an `api` process. */
+  parts: BookingParts;
+  url: string;
+  /** The service's log output (info level). */
+  logs: string[];
+}
+
+/** One booking process as main.ts runs it, on the given database and AMQP prefix; `env.PROCESS_ROLE` picks its part. */
+export async function startBookingProcess(db: TestDatabase, amqp: TestAmqp, availabilityUrl: string, env: Record<string, string> = {}): Promise<BookingProcess> {
+  const { stream, logs } = captureLogs();
+  const config = readConfig({
+    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
+    PORT: '0',
+    DATABASE_URL: db.urlFor('booking'),
+    AMQP_URL: amqp.url,
+    AMQP_PREFIX: amqp.prefix,
+    AVAILABILITY_URL: availabilityUrl,
+    CURSOR_SECRET,
+    SLOT_CHECK_TIMEOUT_MS: '500',
+    LOG_LEVEL: 'info',
+    SHUTDOWN_TIMEOUT_MS: '3000',
+    ...env,
+  });
+  let parts: BookingParts = {};
+  const service = await runService({
+    name: 'booking',
+    config,
+    brokerCritical: false,
+    access: BOOKING_ACCESS,
+    handleSignals: false,
+    logger: createLogger({ service: 'booking', stream, level: 'info' }),
+    setup: (ctx) => {
+      parts = setupBooking(ctx);
+    },
+  });
+  return { service, parts, url: loopbackUrl(service.server), logs };
+}
+
 /**
  * The booking service as main.ts runs it (runService, outbox relay, consumer, cleanup) on a fresh test
  * database and AMQP prefix, behind an in-process gateway, with a real HTTP stub for availability.
@@ -59,36 +96,8 @@ export async function startBookingHarness(opts: { env?: Record<string, string>; 
   const db = await createTestDatabase({ services: ['gateway', 'booking'] });
   const amqp = testAmqp();
   const stub = await startAvailabilityStub(opts.stub);
-  const serviceLogs: string[] = [];
-  const stream = new PassThrough();
-  stream.on('data', (c: Buffer) => serviceLogs.push(c.toString()));
-  const config = readConfig({
-    INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
-    PORT: '0',
-    DATABASE_URL: db.urlFor('booking'),
-    AMQP_URL: amqp.url,
-    AMQP_PREFIX: amqp.prefix,
-    AVAILABILITY_URL: stub.url,
-    CURSOR_SECRET,
-    SLOT_CHECK_TIMEOUT_MS: '500',
-    LOG_LEVEL: 'info',
-    SHUTDOWN_TIMEOUT_MS: '3000',
-    ...opts.env,
-  });
-  let consumer: Consumer | undefined;
-  const running = await runService({
-    name: 'booking',
-    config,
-    brokerCritical: false,
-    access: BOOKING_ACCESS,
-    handleSignals: false,
-    logger: createLogger({ service: 'booking', stream, level: 'info' }),
-    setup: (ctx) => {
-      consumer = setupBooking(ctx).consumer;
-    },
-  });
-  const service: RunningBookingService = { ...running, consumerReady: (timeoutMs) => consumer!.ready(timeoutMs) };
-  const bookingUrl = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+  const { service: running, parts, url: bookingUrl, logs: serviceLogs } = await startBookingProcess(db, amqp, stub.url, opts.env);
+  const service: RunningBookingService = { ...running, consumerReady: (timeoutMs) => parts.consumer!.ready(timeoutMs) };
   const gateway = await startGateway(db, bookingUrl, { AVAILABILITY_URL: stub.url, UPSTREAM_TIMEOUT_MS: '15000' });
 
   const newWorkspace = async (scopes = ALL_SCOPES): Promise<ApiKeyOfWorkspace> => {

@@ -15,7 +15,7 @@ import { createDb } from '@sched/db';
 import { createLogger } from '@sched/logger';
 import { createBroker, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor, waitFor } from '@sched/testing';
+import { captureLogs, cleanupAmqpPrefix, loopbackUrl, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor, waitFor } from '@sched/testing';
 import { setupCalendarSync, type CalendarSyncParts, type SetupOptions } from '../../src/app';
 import { readConfig, type CalendarSyncConfig } from '../../src/config';
 import type { ProviderName } from '../../src/domain/calendar-provider';
@@ -151,17 +151,31 @@ export interface RunningCalendarSync {
   stop(): Promise<void>;
 }
 
-/** One calendar-sync instance in-process, exactly as main.ts wires it, on a free port. */
-export async function startCalendarSync(opts: {
+/** One calendar-sync process, running the parts its PROCESS_ROLE (`env`) names: `parts` holds what it started. */
+export interface CalendarSyncProcess extends Omit<RunningCalendarSync, 'parts'> {
+  parts: CalendarSyncParts;
+}
+
+export interface CalendarSyncStartOptions {
   db: TestDatabase;
   amqp: TestAmqp;
   availabilityUrl: string;
   env?: Record<string, string>;
   setup?: SetupOptions;
-}): Promise<RunningCalendarSync> {
-  const logs: string[] = [];
-  const stream = new PassThrough();
-  stream.on('data', (c: Buffer) => logs.push(c.toString()));
+}
+
+/** One calendar-sync instance in-process, exactly as main.ts wires it, on a free port. */
+export async function startCalendarSync(opts: CalendarSyncStartOptions): Promise<RunningCalendarSync> {
+  const started = await startCalendarSyncProcess(opts);
+  const { consumer, refresher, relay } = started.parts;
+  if (!consumer || !refresher || !relay) throw new Error(`calendar-sync started without its background work (PROCESS_ROLE ${started.config.PROCESS_ROLE})`);
+  await consumer.ready();
+  return { ...started, parts: { ...started.parts, consumer, refresher, relay } };
+}
+
+/** startCalendarSync for any PROCESS_ROLE (`env.PROCESS_ROLE`): an `api` process has no background parts. */
+export async function startCalendarSyncProcess(opts: CalendarSyncStartOptions): Promise<CalendarSyncProcess> {
+  const { stream, logs } = captureLogs();
   const config = readConfig({
     INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     NODE_ENV: 'test',
@@ -193,11 +207,7 @@ export async function startCalendarSync(opts: {
     },
   });
   await service.broker.waitForConnection();
-  const { consumer, refresher, relay } = parts!;
-  if (!consumer || !refresher || !relay) throw new Error(`calendar-sync started without its background work (PROCESS_ROLE ${config.PROCESS_ROLE})`);
-  await consumer.ready();
-  const { port } = service.server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, service, parts: { ...parts!, consumer, refresher, relay }, config, logs, stop: () => service.stop('test done') };
+  return { url: loopbackUrl(service.server), service, parts: parts!, config, logs, stop: () => service.stop('test done') };
 }
 
 /** Publishes booking.* messages as the booking service would. */

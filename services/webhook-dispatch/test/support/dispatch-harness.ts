@@ -7,7 +7,7 @@ import { makeEvent, type Booking, type EventMessage, type PublicEventKind } from
 import { createLogger } from '@sched/logger';
 import { createBroker, serviceQueueNames, type Broker } from '@sched/messaging';
 import { runService, type RunningService } from '@sched/runtime';
-import { cleanupAmqpPrefix, makeBooking, waitForLog, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
+import { captureLogs, cleanupAmqpPrefix, loopbackUrl, makeBooking, waitForLog, type TestAmqp, type TestDatabase, TEST_INTERNAL_AUTH_KEYS, credentialFor } from '@sched/testing';
 import { parseDispatchConfig, type WebhookDispatchConfig } from '../../src/config';
 import { setupWebhookDispatch, type SetupOptions, type WebhookDispatch } from '../../src/app';
 
@@ -26,11 +26,22 @@ export interface DispatchUnderTest {
   stop(): Promise<void>;
 }
 
+/** One process of the service as main.ts wires it, running the parts its PROCESS_ROLE (env) names: `dispatch` holds what it started. */
+export interface DispatchProcess extends Omit<DispatchUnderTest, 'dispatch'> {
+  dispatch: WebhookDispatch;
+}
+
 /** The service in-process, as main.ts wires it, on the test database and AMQP prefix, on a free port. */
 export async function startDispatch(db: TestDatabase, amqp: TestAmqp, env: Record<string, string> = {}, opts: SetupOptions = {}): Promise<DispatchUnderTest> {
-  const logs: string[] = [];
-  const stream = new PassThrough();
-  stream.on('data', (c: Buffer) => logs.push(c.toString()));
+  const started = await startDispatchProcess(db, amqp, env, opts);
+  const { worker, ingest, workerPool } = started.dispatch;
+  if (!worker || !ingest || !workerPool) throw new Error(`webhook-dispatch started without its background work (PROCESS_ROLE ${started.service.config.PROCESS_ROLE})`);
+  return { ...started, dispatch: { worker, ingest, workerPool } };
+}
+
+/** startDispatch for any PROCESS_ROLE (`env.PROCESS_ROLE`): an `api` process has no background parts. */
+export async function startDispatchProcess(db: TestDatabase, amqp: TestAmqp, env: Record<string, string> = {}, opts: SetupOptions = {}): Promise<DispatchProcess> {
+  const { stream, logs } = captureLogs();
   const config = parseDispatchConfig({
     INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
     PORT: '0',
@@ -58,10 +69,7 @@ export async function startDispatch(db: TestDatabase, amqp: TestAmqp, env: Recor
     },
   });
   await service.broker.waitForConnection();
-  const { port } = service.server.address() as AddressInfo;
-  const { worker, ingest, workerPool } = dispatch!;
-  if (!worker || !ingest || !workerPool) throw new Error(`webhook-dispatch started without its background work (PROCESS_ROLE ${config.PROCESS_ROLE})`);
-  return { url: `http://127.0.0.1:${port}`, service, dispatch: { worker, ingest, workerPool }, logs, stop: () => service.stop('test done') };
+  return { url: loopbackUrl(service.server), service, dispatch: dispatch!, logs, stop: () => service.stop('test done') };
 }
 
 /** Deletes this test file's queues and exchanges. */
