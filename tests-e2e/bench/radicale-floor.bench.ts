@@ -18,8 +18,8 @@
  * Bookings), then BENCH_RADICALE_PUTS (1,500) new events round-robin over the calendars, with
  * BENCH_RADICALE_WRITERS concurrent writers (default 4, calendar-sync's prefetch), each as fast as
  * Radicale answers: one calendar (system-sustained) and ten (system-sustained-spread). The client is
- * undici (keep-alive pool); Radicale closes the connection after each answer, so the connections
- * opened are counted (undici's diagnostics channel) rather than assumed.
+ * node:http with a keep-alive agent (calendar-sync's got runs on it); Radicale closes the connection
+ * after each answer, so the connections opened are counted rather than assumed.
  *
  * Figures per scenario: PUTs/s, Radicale CPU per PUT (its process from /proc: every thread, those that
  * ended included), the client's CPU per PUT (this process), Radicale's CPU in % of one core over 1 s
@@ -31,10 +31,10 @@
  * when the calendars do not hold every event at the end.
  */
 import { execFileSync } from 'node:child_process';
-import diagnosticsChannel from 'node:diagnostics_channel';
 import { readdirSync } from 'node:fs';
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { Pool } from 'undici';
 import { makeBooking, startRadicale, type TestRadicale } from '@sched/testing';
 import { bookingEvent } from '../../services/calendar-sync/src/domain/booking-event';
 import { toICalendar } from '../../services/calendar-sync/src/providers/caldav/ical-write';
@@ -54,9 +54,8 @@ const SCENARIOS = [
 const USER = 'demo';
 const log = progress('radicale-floor');
 
-/** Connections undici opened (public diagnostics channel), counted for the whole process. */
+/** TCP connections the client opened. */
 let connects = 0;
-diagnosticsChannel.subscribe('undici:client:connected', () => (connects += 1));
 
 /** The event body calendar-sync PUTs for the i-th Booking of a run (a 5-minute phone meeting). */
 function eventOf(i: number, now: Date): { name: string; ics: string } {
@@ -72,25 +71,33 @@ function eventOf(i: number, now: Date): { name: string; ics: string } {
   return { name: event.objectName, ics: toICalendar(event, now) };
 }
 
+/** The sockets the client has used; a PUT on a socket not seen before opened a TCP connection. */
+const socketsSeen = new WeakSet<Socket>();
+
 /**
- * One PUT as tsdav's createCalendarObject sends it, on undici's dispatch API (as libs/http's forward
- * client): the answer is read as it arrives. (undici 7.30's request() pauses its parser while the body
- * waits to be read, and Radicale's close of the connection then ends the process: nodejs/undici#5360.)
- * Resolves with the status; rejects on a transport failure.
+ * One PUT as tsdav's createCalendarObject sends it, on node:http (under got, calendar-sync's transport)
+ * with a keep-alive agent: the answer is read as it arrives. Resolves with the status; rejects on a
+ * transport failure. (Not undici: 7.30 ends the process when a server closes the connection right after
+ * an answer, as Radicale does, nodejs/undici#5360, fixed after 7.30.)
  */
-function dispatchPut(pool: Pool, req: { path: string; authorization: string; body: string }): Promise<number> {
+function put(agent: http.Agent, req: { url: URL; authorization: string; body: string }): Promise<number> {
   return new Promise((resolve, reject) => {
-    let status = 0;
-    pool.dispatch(
-      { method: 'PUT', path: req.path, headers: { authorization: req.authorization, 'content-type': 'text/calendar; charset=utf-8', 'if-none-match': '*' }, body: req.body },
-      {
-        onRequestStart: () => undefined,
-        onResponseStart: (_c, statusCode) => void (status = statusCode),
-        onResponseData: () => undefined,
-        onResponseEnd: () => resolve(status),
-        onResponseError: (_c, err) => reject(err),
+    const r = http.request(
+      req.url,
+      { method: 'PUT', agent, headers: { authorization: req.authorization, 'content-type': 'text/calendar; charset=utf-8', 'if-none-match': '*', 'content-length': Buffer.byteLength(req.body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
       },
     );
+    r.on('socket', (socket) => {
+      if (socketsSeen.has(socket)) return;
+      socketsSeen.add(socket);
+      connects += 1;
+    });
+    r.on('error', reject);
+    r.end(req.body);
   });
 }
 
@@ -106,7 +113,7 @@ function threadCount(pid: number): number {
 async function scenario(calendars: number, failed: string[]) {
   const radicale: TestRadicale = await startRadicale({ users: { [USER]: 'demo-password' }, nice: 0 });
   const pid = radicale.pid()!;
-  const pool = new Pool(radicale.url, { connections: WRITERS });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS });
   const authorization = `Basic ${Buffer.from(`${USER}:demo-password`).toString('base64')}`;
   try {
     const names = Array.from({ length: calendars }, (_, c) => `floor-${c}`);
@@ -115,9 +122,9 @@ async function scenario(calendars: number, failed: string[]) {
     const statuses: Record<string, number> = {};
     // The bodies are made before the run, so the client's CPU per PUT is the request alone.
     const bodies = Array.from({ length: WARMUP + PUTS }, (_, i) => eventOf(i, new Date()));
-    const put = async (calendar: number, i: number) => {
+    const putEvent = async (calendar: number, i: number) => {
       const { name, ics } = bodies[i]!;
-      const status = await dispatchPut(pool, { path: `${paths[calendar]!}${encodeURIComponent(name)}`, authorization, body: ics });
+      const status = await put(agent, { url: new URL(`${paths[calendar]!}${encodeURIComponent(name)}`, radicale.url), authorization, body: ics });
       if (status !== 201) statuses[status] = (statuses[status] ?? 0) + 1;
     };
 
@@ -125,7 +132,7 @@ async function scenario(calendars: number, failed: string[]) {
     let next = 0;
     await Promise.all(
       Array.from({ length: WRITERS }, async () => {
-        for (let i = next++; i < WARMUP; i = next++) await put(0, i);
+        for (let i = next++; i < WARMUP; i = next++) await putEvent(0, i);
       }),
     );
 
@@ -149,7 +156,7 @@ async function scenario(calendars: number, failed: string[]) {
       Array.from({ length: WRITERS }, async () => {
         for (let k = next++; k < PUTS; k = next++) {
           const sentAt = Date.now();
-          await put(k % calendars, WARMUP + k);
+          await putEvent(k % calendars, WARMUP + k);
           latencies[k] = Date.now() - sentAt;
           doneOrder.push(k);
           radicaleAtDone.push(cpuMs(pid));
@@ -199,7 +206,7 @@ async function scenario(calendars: number, failed: string[]) {
       calendar_events_at_end: events,
     };
   } finally {
-    await pool.destroy().catch(() => undefined);
+    agent.destroy();
     await radicale.close();
   }
 }
