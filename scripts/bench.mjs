@@ -389,7 +389,7 @@ RabbitMQ are shared servers, so other users of the machine count there too.
 Every figure depends on what else the two cores are doing: compare the load average above with 2.
 `;
 writeFileSync(reportFile, md);
-console.log(`bench: wrote docs/benchmarks.md (${head.length} whole-system figures, ${rows.length} locators)`);
+console.log(`bench: wrote ${reportFile} (${head.length} whole-system figures, ${rows.length} locators)`);
 if (failedBenches.length > 0) {
   console.error(`bench: FAILED: ${failedBenches.join(', ')} (the page shows their failed checks, or no figures when they wrote none)`);
   process.exitCode = 1;
