@@ -31,7 +31,7 @@
  * when the calendars do not hold every event at the end.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -113,6 +113,12 @@ function threadCount(pid: number): number {
 async function scenario(calendars: number, failed: string[]) {
   const radicale: TestRadicale = await startRadicale({ users: { [USER]: 'demo-password' }, nice: 0 });
   const pid = radicale.pid()!;
+  // A process that ends on an uncaught error runs no finally: Radicale must not outlive it.
+  const killOnExit = () => {
+    if (radicale.isRunning()) process.kill(pid, 'SIGKILL');
+    rmSync(radicale.dataDir, { recursive: true, force: true });
+  };
+  process.once('exit', killOnExit);
   const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS });
   const authorization = `Basic ${Buffer.from(`${USER}:demo-password`).toString('base64')}`;
   try {
@@ -208,6 +214,7 @@ async function scenario(calendars: number, failed: string[]) {
   } finally {
     agent.destroy();
     await radicale.close();
+    process.off('exit', killOnExit);
   }
 }
 
