@@ -1,6 +1,7 @@
 // `pnpm bench`: every benchmark in one run, then docs/benchmarks.md with the machine, each figure
 // beside its target and its physical-limit baseline measured in the same run.
 // `pnpm bench --report` only re-renders docs/benchmarks.md from the last results in .data/bench/.
+// BENCH_DATA_DIR and BENCH_REPORT_FILE name another results folder and page (the renderer's tests).
 import { spawnSync, execSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release } from 'node:os';
@@ -8,14 +9,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const out = join(root, '.data', 'bench');
+const out = process.env.BENCH_DATA_DIR ?? join(root, '.data', 'bench');
+const reportFile = process.env.BENCH_REPORT_FILE ?? join(root, 'docs', 'benchmarks.md');
 const BENCHES = [
   // Issue 18: the headline figures, the whole system as `npm start` runs it (tests-e2e/bench/harness.ts).
   { name: 'system-create-burst', script: 'tests-e2e/bench/system-create-burst.bench.ts', file: 'system-create-burst.json' },
   { name: 'system-sustained', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained.json' },
   // The same spread over 10 hosts, each with its own calendar: Radicale's cost per PUT grows with the calendar.
   { name: 'system-sustained-spread', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained-spread.json', env: { BENCH_HOSTS: '10' } },
+  // The physical limit of the sustained rows: Radicale alone taking calendar-sync's one PUT per Booking.
+  { name: 'radicale-floor', script: 'tests-e2e/bench/radicale-floor.bench.ts', file: 'radicale-floor.json' },
   { name: 'system-slots', script: 'tests-e2e/bench/system-slots.bench.ts', file: 'system-slots.json' },
+  // The physical limit of the Slots rows: two bare Node HTTP hops answering the answer system-slots measured.
+  { name: 'slots-floor', script: 'tests-e2e/bench/slots-floor.bench.ts', file: 'slots-floor.json' },
   // The floor under the CPU target: RabbitMQ and Postgres alone, for one Booking's messages and commits.
   { name: 'system-floor', script: 'tests-e2e/bench/system-floor.bench.ts', file: 'system-floor.json' },
   // Locators: parts of the system with the rest stubbed, and the parts alone.
@@ -76,9 +82,36 @@ const sustained = load('system-sustained.json');
 const spread = load('system-sustained-spread.json');
 const sslots = load('system-slots.json');
 const floor = load('system-floor.json');
+const rfloor = load('radicale-floor.json');
+const sfloor = load('slots-floor.json');
 
 const n = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d).replace(/\.0+$/, '') : '–');
 const ok = (cond) => (cond === undefined ? '–' : cond ? 'met' : '**not met**');
+
+// The floors (radicale-floor, slots-floor): the physical limit of a whole-system row, measured in the same run.
+const calendarsText = (r) => (r.calendars === 1 ? 'one calendar' : `${r.calendars} calendars`);
+/** Radicale alone into one or ten calendars: what the sustained rows' "physical limit" column shows. */
+const radicaleLimit = (r) =>
+  r
+    ? `${n(r.puts_per_s)} Bookings/s: Radicale alone takes ${n(r.puts_per_s)} PUTs/s into ${calendarsText(r)} (${r.writers} writers, ${r.puts} PUTs; radicale-floor), ${n(r.one_core_ceiling_at_end_puts_per_s)} /s with a core to itself at the calendar's end size`
+    : null;
+const radicaleDetail = (r) =>
+  `${calendarsText(r)} (${r.events_per_calendar_at_end} events each at the end): ${n(r.puts_per_s)} PUTs/s; Radicale ${n(r.radicale_cpu_ms_per_put)} ms CPU per PUT (first 100 ${n(r.first_100?.radicale_cpu_ms_per_put)}, last 100 ${n(r.last_100?.radicale_cpu_ms_per_put)}; p50 ${n(r.first_100?.latency?.p50_ms, 0)} → ${n(r.last_100?.latency?.p50_ms, 0)} ms), ${n(r.radicale_core_pct?.mean_pct, 0)} % of one core on average, at most ${n(r.radicale_core_pct?.max_pct, 0)} % (${r.radicale_max_threads} threads at most); client ${n(r.client_cpu_ms_per_put)} ms per PUT; ${n(r.connections_opened_per_put, 2)} TCP connections opened per PUT; machine ${n(r.machine_busy_pct, 0)} % busy`;
+/** One Slots figure (p50_ms, p99_ms, requests_per_s) of the floors: one hop from system-slots, two hops from slots-floor. */
+const slotsLimit = (base, sf, bytes, key, unit) => {
+  const v = (x) => `${n(x?.[key], key === 'requests_per_s' ? 0 : 1)} ${unit}`;
+  const one = `${v(base)} (bare Node HTTP, one hop${bytes ? `, same ${bytes} B` : ''})`;
+  if (!sf) return one;
+  const other = bytes && sf.response_bytes !== bytes ? ` (on a ${sf.response_bytes} B answer)` : '';
+  return `${one}; two bare hops ${v(sf.two_hops)}, with the internal credential (jose) ${v(sf.two_hops_credential)}${other} (slots-floor)`;
+};
+const slotsFloorCpu = (sf) => {
+  if (!sf) return '–';
+  const c = (x) => x?.cpu_us_per_request ?? {};
+  const two = c(sf.two_hops);
+  const cred = c(sf.two_hops_credential);
+  return `two bare hops: proxy ${n(two.proxy, 0)} + server ${n(two.server, 0)}; with the credential: proxy ${n(cred.proxy, 0)} + server ${n(cred.server, 0)}; one hop: server ${n(c(sf.one_hop).server, 0)} (load generator ${n(c(sf.one_hop)['load generator'], 0)}–${n(cred['load generator'], 0)}; slots-floor, ${sf.scenario?.window_s} s each, load at its start ${loadAt(sf)})`;
+};
 
 // Headline: the whole system (issue 18). Each figure beside its target, the stubbed locator, the physical
 // limit measured in the same run and the load average when its bench started.
@@ -100,7 +133,7 @@ if (burst) {
 if (sustained) {
   const c = sustained.cpu_ms_per_booking;
   head.push(
-    [`Sustained, every Booking synced to the calendar and its webhook delivered (${sustained.scenario.rate_per_s}/s offered for ${sustained.scenario.duration_s} s)`, `${n(sustained.sustained_per_s)} /s (${sustained.bookings_stored} Bookings, ${sustained.created} answered 201${Object.keys(sustained.non_201 ?? {}).length ? `, ${Object.entries(sustained.non_201).map(([s, k]) => `${k}× ${s}`).join(', ')}` : ''}; all done ${n(sustained.all_synced_and_delivered_s)} s after the first create; creates p50 ${n(sustained.create_p50_ms, 0)} ms, p99 ${n(sustained.create_p99_ms, 0)} ms)`, '≥ 150 /s', ok(sustained.met?.sustained), e2e ? `create → webhook at ${e2e.scenario.rate_per_s}/s: p99 ${n(e2e.webhook_latency_ms.p99)} ms` : '–', `${sustained.scenario.rate_per_s} /s offered (load generator sent ${n(sustained.sent_per_s)} /s)`, loadAt(sustained)],
+    [`Sustained, every Booking synced to the calendar and its webhook delivered (${sustained.scenario.rate_per_s}/s offered for ${sustained.scenario.duration_s} s)`, `${n(sustained.sustained_per_s)} /s (${sustained.bookings_stored} Bookings, ${sustained.created} answered 201${Object.keys(sustained.non_201 ?? {}).length ? `, ${Object.entries(sustained.non_201).map(([s, k]) => `${k}× ${s}`).join(', ')}` : ''}; all done ${n(sustained.all_synced_and_delivered_s)} s after the first create; creates p50 ${n(sustained.create_p50_ms, 0)} ms, p99 ${n(sustained.create_p99_ms, 0)} ms)`, '≥ 150 /s', ok(sustained.met?.sustained), e2e ? `create → webhook at ${e2e.scenario.rate_per_s}/s: p99 ${n(e2e.webhook_latency_ms.p99)} ms` : '–', [radicaleLimit(rfloor?.one_calendar), `${sustained.scenario.rate_per_s} /s offered (load generator sent ${n(sustained.sent_per_s)} /s)`].filter(Boolean).join('; '), loadAt(sustained)],
     ['… CPU per Booking incl. its calendar write and events, six services + Postgres + RabbitMQ (ms)', `${n(c.services_postgres_rabbitmq)} (${groupsText(c.by_group)}); Radicale ${n(c.by_group?.radicale ?? 0)}; machine ${n(c.machine_total)}`, '≤ 8 ms', ok(sustained.met?.cpu), e2e?.machine_cpu_ms_per_booking ? `create → webhook run: ${n(Object.values(e2e.machine_cpu_ms_per_booking).reduce((a, b) => a + b, 0))} ms machine` : '–', `${n((1000 * (sustained.machine?.cpus ?? 2)) / sustained.scenario.rate_per_s)} ms of CPU per Booking on ${sustained.machine?.cpus ?? 2} cores at ${sustained.scenario.rate_per_s}/s`, loadAt(sustained)],
     ...(floor
       ? [
@@ -115,6 +148,20 @@ if (sustained) {
           ],
         ]
       : []),
+    ...(rfloor
+      ? [
+          [
+            "… the calendar provider's own limit: Radicale alone, fresh, nice 0, taking calendar-sync's one PUT per Booking (radicale-floor)",
+            [rfloor.one_calendar, rfloor.ten_calendars].filter(Boolean).map(radicaleDetail).join('; '),
+            '≥ 150 /s (the target above)',
+            rfloor.one_calendar && rfloor.one_calendar.one_core_ceiling_at_end_puts_per_s < 150 ? '**out of reach with one Radicale calendar**' : '–',
+            '–',
+            '–',
+            loadAt(rfloor),
+          ],
+          ...checksRow(rfloor, 'Radicale alone'),
+        ]
+      : []),
     ...(spread
       ? [
           [
@@ -123,7 +170,7 @@ if (sustained) {
             '≥ 150 /s; ≤ 8 ms',
             `${ok(spread.met?.sustained)}; ${ok(spread.met?.cpu)}`,
             '–',
-            `${n((1000 * (spread.machine?.cpus ?? 2)) / spread.sustained_per_s)} ms of CPU per Booking on ${spread.machine?.cpus ?? 2} cores at the rate reached`,
+            [radicaleLimit(rfloor?.ten_calendars), `${n((1000 * (spread.machine?.cpus ?? 2)) / spread.sustained_per_s)} ms of CPU per Booking on ${spread.machine?.cpus ?? 2} cores at the rate reached`].filter(Boolean).join('; '),
             loadAt(spread),
           ],
           ...checksRow(spread, 'Sustained, spread'),
@@ -140,12 +187,13 @@ if (sslots) {
   const x = sslots.expiries_in_window;
   const c = sslots.cpu_ms_per_request;
   head.push(
-    [`Slots through the gateway, 50 connections, ${sslots.scenario.window_s} s with cache expiries inside: p50`, `${n(g.p50_ms)} ms`, '≤ 5 ms', ok(sslots.met?.p50), part ? `${n(part.p50_ms)} ms (part: calendar-sync stubbed)` : '–', `${n(base.p50_ms)} ms (bare Node HTTP, same ${sslots.response_bytes} B)`, loadAt(sslots)],
-    ['… p99', `${n(g.p99_ms)} ms`, '≤ 30 ms', ok(sslots.met?.p99), part ? `${n(part.p99_ms)} ms` : '–', `${n(base.p99_ms)} ms`, loadAt(sslots)],
-    ['… throughput', `${n(g.requests_per_s, 0)} req/s`, '–', '–', part ? `${n(part.requests_per_s, 0)} req/s` : '–', `${n(base.requests_per_s, 0)} req/s`, loadAt(sslots)],
-    ['… CPU per request (µs, /proc, every process)', `${n(1000 * c.services_postgres_rabbitmq, 0)} across the six services + Postgres + RabbitMQ; machine ${n(1000 * c.machine_total, 0)} (${groupsText(c.by_group, 1000, 0)})`, '–', '–', part?.cpu_us_per_request ? `gateway ${n(part.cpu_us_per_request.gateway, 0)} + availability ${n(part.cpu_us_per_request.availability, 0)}` : '–', '–', loadAt(sslots)],
+    [`Slots through the gateway, 50 connections, ${sslots.scenario.window_s} s with cache expiries inside: p50`, `${n(g.p50_ms)} ms`, '≤ 5 ms', ok(sslots.met?.p50), part ? `${n(part.p50_ms)} ms (part: calendar-sync stubbed)` : '–', slotsLimit(base, sfloor, sslots.response_bytes, 'p50_ms', 'ms'), loadAt(sslots)],
+    ['… p99', `${n(g.p99_ms)} ms`, '≤ 30 ms', ok(sslots.met?.p99), part ? `${n(part.p99_ms)} ms` : '–', slotsLimit(base, sfloor, undefined, 'p99_ms', 'ms'), loadAt(sslots)],
+    ['… throughput', `${n(g.requests_per_s, 0)} req/s`, '–', '–', part ? `${n(part.requests_per_s, 0)} req/s` : '–', slotsLimit(base, sfloor, undefined, 'requests_per_s', 'req/s'), loadAt(sslots)],
+    ['… CPU per request (µs, /proc, every process)', `${n(1000 * c.services_postgres_rabbitmq, 0)} across the six services + Postgres + RabbitMQ; machine ${n(1000 * c.machine_total, 0)} (${groupsText(c.by_group, 1000, 0)})`, '–', '–', part?.cpu_us_per_request ? `gateway ${n(part.cpu_us_per_request.gateway, 0)} + availability ${n(part.cpu_us_per_request.availability, 0)}` : '–', slotsFloorCpu(sfloor), loadAt(sslots)],
     ['… expiries inside the window', `${x.slots_answers_computed} Slots answers computed over ${x.slots_cache_lifetimes} cache lifetimes of ${n(x.slots_cache_ttl_ms / 1000)} s; ${x.snapshot_refreshes} calendar-sync snapshot refreshes (${x.snapshot_full_reads} full reads; refresher every ${n(x.snapshot_refresh_interval_ms / 1000)} s)`, '≥ 1 of each', x.snapshot_refreshes >= 1 && x.slots_answers_computed >= 1 ? 'met' : '**not met**', '–', '–', loadAt(sslots)],
     ...checksRow(sslots, 'Slots'),
+    ...checksRow(sfloor, 'Slots, two bare hops'),
   );
 }
 
@@ -301,6 +349,24 @@ RabbitMQ are shared servers, so other users of the machine count there too.
   events, so it holds the next refresh and 13 cache lifetimes. Both are counted: Slots answers computed
   (calendar-sync's busy requests, /metrics) and snapshot refreshes (fetched_at, polled each second). The
   physical limit is a bare Node HTTP server answering the same bytes, same run.
+- **Two bare hops, the Slots floor** (tests-e2e/bench/slots-floor.bench.ts), right after the Slots run, on
+  the answer it measured byte for byte: the design answers Slots in two Node HTTP hops (gateway →
+  availability), so a bare node:http proxy forwarding each request with undici (the gateway's client:
+  keep-alive pool, dispatch API) and streaming the answer back, in front of the bare server; then the
+  same with the internal credential signed at the proxy and checked at the server by libs/http's signer
+  and verifier (jose), the floor of the design as required. Same load generator (autocannon, 50
+  connections) and window as the Slots figure, each process at the gateway's and availability's priority;
+  CPU per request of each process from /proc.
+- **Radicale alone, the sustained floor** (tests-e2e/bench/radicale-floor.bench.ts): a fresh Radicale started
+  as the system harness starts it (same config and storage) but at nice 0 and alone; the sustained bench's
+  64 warm-up events, then 1,500 new events PUT as calendar-sync writes a Booking (one PUT with
+  If-None-Match: \*, its iCalendar body; calendar-sync sends nothing else per Booking) by 4 concurrent
+  writers (calendar-sync's prefetch), into one calendar and, on another fresh Radicale, round-robin into 10
+  (the sustained and sustained-spread benches). PUTs/s, Radicale's CPU per PUT (its process, every thread)
+  and in % of one core (Python's GIL: at most about 100 %), the first 100 PUTs against the last 100, the
+  client's CPU and connections per PUT (Radicale closes each). No system syncs more Bookings per second to
+  this provider on this machine; "with a core to itself" is 1000 ms over Radicale's CPU per PUT at the
+  calendar's end size.
 - **Slots (part)** (services/availability/bench/slots.bench.ts), the locator of the whole-system Slots: the pure engine on inputs already resolved to
   instants, many iterations; then autocannon with 50 connections against the gateway (key auth, rate
   limit, forwarding) in front of availability, with calendar-sync stubbed by a static HTTP server
@@ -322,8 +388,8 @@ RabbitMQ are shared servers, so other users of the machine count there too.
 
 Every figure depends on what else the two cores are doing: compare the load average above with 2.
 `;
-writeFileSync(join(root, 'docs', 'benchmarks.md'), md);
-console.log(`bench: wrote docs/benchmarks.md (${head.length} whole-system figures, ${rows.length} locators)`);
+writeFileSync(reportFile, md);
+console.log(`bench: wrote ${reportFile} (${head.length} whole-system figures, ${rows.length} locators)`);
 if (failedBenches.length > 0) {
   console.error(`bench: FAILED: ${failedBenches.join(', ')} (the page shows their failed checks, or no figures when they wrote none)`);
   process.exitCode = 1;

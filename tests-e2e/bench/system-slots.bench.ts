@@ -25,8 +25,11 @@
  * Figures: p50/p99/throughput, CPU per request for every process group on the machine (/proc), the
  * expiries, the bare-server baseline. Fails (exit 1) on any answer but 200 or an answer that is not the
  * expected one (before and after the window).
+ *
+ * The answer measured is left in .data/bench/system-slots-answer.json (ANSWER_FILE): slots-floor.bench.ts,
+ * which `pnpm bench` runs next, measures two bare hops answering the same bytes.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -44,6 +47,8 @@ const WINDOW_S = Number(process.env.BENCH_SLOTS_WINDOW_S ?? 65);
 const BASELINE_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const TARGET = { p50Ms: 5, p99Ms: 30 };
 const log = progress('system-slots');
+/** The Slots answer this run measured, byte for byte, for slots-floor.bench.ts. */
+const ANSWER_FILE = path.join(ROOT, '.data', 'bench', 'system-slots-answer.json');
 
 /** The Slots answer the fixture implies: grid starts inside the schedule's hours, overlapping no Booking and no busy event. */
 function expectedStarts(fx: Fixture): number[] {
@@ -120,6 +125,8 @@ async function main(failed: string[]): Promise<void> {
   const ttlMs = Number(env.SLOTS_CACHE_TTL_MS ?? 5000);
   const refreshMs = Number(env.REFRESH_INTERVAL_MS ?? 60_000);
   const fx = makeFixture(addDays(localDateOf(BENCH.timezone, Date.now()), 1));
+  // No answer of an earlier run may pass for this one's.
+  rmSync(ANSWER_FILE, { force: true });
   const expected = expectedStarts(fx);
   log('starting the system (build, six services, Radicale)');
   const sys = await startSystem({ env });
@@ -156,6 +163,8 @@ async function main(failed: string[]): Promise<void> {
     }
     const file = path.join(scratch, 'slots.json');
     writeFileSync(file, answer.body);
+    mkdirSync(path.dirname(ANSWER_FILE), { recursive: true });
+    writeFileSync(ANSWER_FILE, answer.body);
     baselineServer = startChild(path.join(ROOT, 'services/availability/bench/static-server.ts'), [file], {});
     const baselineUrl = `http://127.0.0.1:${await listeningPort(baselineServer)}`;
 

@@ -1,0 +1,154 @@
+/**
+ * The floor benches' arithmetic (tests-e2e/bench/floor-stats.ts) and how `pnpm bench --report`
+ * (scripts/bench.mjs) renders their figures as the "physical limit, same run" of the whole-system rows
+ * they bound. No system runs here: the renderer reads figures files from a temporary folder.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { coreUse, corePercents, costOfSlice, microsPerRequest, p50p99 } from '../bench/floor-stats';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('floor-stats', () => {
+  it('gives CPU use in % of one core per window, merging windows shorter than the minimum', () => {
+    const samples = [
+      { atMs: 0, cpuMs: 0 },
+      { atMs: 1000, cpuMs: 500 },
+      { atMs: 1200, cpuMs: 700 }, // merged into the next window: 200 ms alone would read 100 %
+      { atMs: 2000, cpuMs: 1490 },
+    ];
+    expect(corePercents(samples, 500)).toEqual([50, 99]);
+    expect(coreUse(samples, 500)).toEqual({ mean_pct: 75, max_pct: 99, windows: 2 });
+    expect(coreUse([{ atMs: 0, cpuMs: 0 }], 500)).toBeNull();
+  });
+
+  it('costs a slice of a run from the CPU read at each completion', () => {
+    const cpuAtDone = [100, 110, 125, 145, 170];
+    expect(costOfSlice(cpuAtDone, 0, 2)).toBe(12.5);
+    expect(costOfSlice(cpuAtDone, 2, 4)).toBe(22.5);
+    expect(() => costOfSlice(cpuAtDone, 3, 5)).toThrow(RangeError);
+    expect(() => costOfSlice(cpuAtDone, 2, 2)).toThrow(RangeError);
+  });
+
+  it('gives nearest-rank p50 and p99, and CPU µs per request per process', () => {
+    expect(p50p99([5, 1, 4, 2, 3])).toEqual({ p50_ms: 3, p99_ms: 5 });
+    expect(p50p99([])).toEqual({ p50_ms: NaN, p99_ms: NaN });
+    expect(microsPerRequest({ server: 100, proxy: 200 }, { server: 130, proxy: 260 }, 1000)).toEqual({ server: 30, proxy: 60 });
+  });
+});
+
+// Figures files as the benches write them (only the fields the renderer reads).
+const machine = { cpus: 2, loadavg_before: [1.5, 1.2, 1], loadavg_after: [1.6, 1.3, 1] };
+const cpu = { by_group: { radicale: 30, postgres: 10 }, services: 20, services_postgres_rabbitmq: 40, machine_total: 60, machine_busy_pct: 90 };
+const sustained = (hosts: number) => ({
+  machine,
+  scenario: { rate_per_s: 150, duration_s: 10, hosts },
+  created: 1500,
+  non_201: {},
+  bookings_stored: 1500,
+  sent_per_s: 150,
+  create_p50_ms: 800,
+  create_p99_ms: 2500,
+  all_synced_and_delivered_s: 100,
+  sustained_per_s: 15,
+  synced_lag_ms: { p50: 1, p99: 2 },
+  webhook_lag_ms: { p50: 1, p99: 2 },
+  cpu_ms_per_booking: cpu,
+  met: { sustained: false, cpu: false },
+  failed_checks: [],
+});
+const radicaleScenario = (calendars: number, putsPerS: number, ceiling: number) => ({
+  calendars,
+  puts: 1500,
+  writers: 4,
+  events_per_calendar_at_end: Math.round(1564 / calendars),
+  puts_per_s: putsPerS,
+  radicale_cpu_ms_per_put: 30.5,
+  one_core_ceiling_puts_per_s: 32.8,
+  one_core_ceiling_at_end_puts_per_s: ceiling,
+  client_cpu_ms_per_put: 1.2,
+  radicale_core_pct: { mean_pct: 80, max_pct: 101, windows: 40 },
+  radicale_max_threads: 5,
+  machine_busy_pct: 70,
+  first_100: { radicale_cpu_ms_per_put: 12.25, latency: { p50_ms: 40, p99_ms: 90 } },
+  last_100: { radicale_cpu_ms_per_put: 48.5, latency: { p50_ms: 190, p99_ms: 300 } },
+  connections_opened_per_put: 1,
+});
+const hop = (p50: number, p99: number, rps: number, cpuUs: Record<string, number>) => ({ p50_ms: p50, p99_ms: p99, requests_per_s: rps, requests: rps * 65, non_2xx_or_errors: 0, cpu_us_per_request: cpuUs });
+const slots = {
+  machine,
+  scenario: { window_s: 65 },
+  response_bytes: 24737,
+  gateway: { p50_ms: 22, p99_ms: 67, requests_per_s: 2008 },
+  static_baseline: { p50_ms: 3, p99_ms: 12, requests_per_s: 11624 },
+  cpu_ms_per_request: cpu,
+  expiries_in_window: { slots_cache_ttl_ms: 5000, slots_cache_lifetimes: 13, slots_answers_computed: 13, snapshot_refresh_interval_ms: 60000, snapshot_refreshes: 1, snapshot_full_reads: 0 },
+  met: { p50: false, p99: false },
+  failed_checks: [],
+};
+
+function render(files: Record<string, object>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-report-'));
+  try {
+    for (const [name, figures] of Object.entries(files)) writeFileSync(path.join(dir, name), JSON.stringify(figures));
+    const page = path.join(dir, 'benchmarks.md');
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/bench.mjs'), '--report'], { env: { ...process.env, BENCH_DATA_DIR: dir, BENCH_REPORT_FILE: page }, stdio: ['ignore', 'ignore', 'pipe'] });
+    return readFileSync(page, 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The cells of the first table row whose first cell starts with `figure`. */
+function row(page: string, figure: string): string[] {
+  const line = page.split('\n').find((l) => l.startsWith(`| ${figure}`));
+  if (!line) throw new Error(`no row "${figure}"`);
+  return line.split(' | ').map((c) => c.replace(/^\| | \|$/g, ''));
+}
+
+describe('pnpm bench --report: the floors as the physical limit of the rows they bound', () => {
+  const base = { 'system-sustained.json': sustained(1), 'system-sustained-spread.json': sustained(10), 'system-slots.json': slots };
+  const radicale = { machine, one_calendar: radicaleScenario(1, 24.5, 20.6), ten_calendars: radicaleScenario(10, 61.2, 160), failed_checks: [] };
+  const twoHops = {
+    machine,
+    scenario: { window_s: 65 },
+    response_bytes: 24737,
+    one_hop: hop(3, 12, 11000, { server: 40, 'load generator': 90 }),
+    two_hops: hop(7, 21, 5200, { server: 45, proxy: 120, 'load generator': 95 }),
+    two_hops_credential: hop(9, 28, 4100, { server: 80, proxy: 150, 'load generator': 97 }),
+    failed_checks: [],
+  };
+
+  it("renders Radicale's PUTs/s beside the sustained rows and the two-hop floor beside the Slots rows", () => {
+    const page = render({ ...base, 'radicale-floor.json': radicale, 'slots-floor.json': twoHops });
+    expect(row(page, 'Sustained, every Booking')[5]).toBe(
+      "24.5 Bookings/s: Radicale alone takes 24.5 PUTs/s into one calendar (4 writers, 1500 PUTs; radicale-floor), 20.6 /s with a core to itself at the calendar's end size; 150 /s offered (load generator sent 150 /s)",
+    );
+    expect(row(page, '… the same spread over 10 hosts')[5]).toMatch(/^61\.2 Bookings\/s: Radicale alone takes 61\.2 PUTs\/s into 10 calendars .*; 133\.3 ms of CPU per Booking on 2 cores at the rate reached$/);
+    const provider = row(page, "… the calendar provider's own limit");
+    expect(provider[1]).toContain('one calendar (1564 events each at the end): 24.5 PUTs/s; Radicale 30.5 ms CPU per PUT (first 100 12.3, last 100 48.5; p50 40 → 190 ms), 80 % of one core on average, at most 101 % (5 threads at most); client 1.2 ms per PUT; 1 TCP connections opened per PUT; machine 70 % busy');
+    expect(provider[1]).toContain('10 calendars (156 events each at the end): 61.2 PUTs/s');
+    expect(provider[3]).toBe('**out of reach with one Radicale calendar**');
+    expect(row(page, 'Slots through the gateway, 50 connections')[5]).toBe('3 ms (bare Node HTTP, one hop, same 24737 B); two bare hops 7 ms, with the internal credential (jose) 9 ms (slots-floor)');
+    expect(row(page, '… p99')[5]).toBe('12 ms (bare Node HTTP, one hop); two bare hops 21 ms, with the internal credential (jose) 28 ms (slots-floor)');
+    expect(row(page, '… throughput')[5]).toBe('11624 req/s (bare Node HTTP, one hop); two bare hops 5200 req/s, with the internal credential (jose) 4100 req/s (slots-floor)');
+    expect(row(page, '… CPU per request (µs')[5]).toMatch(/^two bare hops: proxy 120 \+ server 45; with the credential: proxy 150 \+ server 80; one hop: server 40 /);
+    expect(page).toContain('**Radicale alone, the sustained floor** (tests-e2e/bench/radicale-floor.bench.ts)');
+    expect(page).toContain('**Two bare hops, the Slots floor** (tests-e2e/bench/slots-floor.bench.ts)');
+  });
+
+  it('says when the floor answered another body, shows its failed checks, and leaves the rows as they were without floors', () => {
+    const page = render({ ...base, 'radicale-floor.json': { ...radicale, one_calendar: radicaleScenario(1, 200, 210), failed_checks: ['1 calendar(s): 3 events in the calendars, 1564 PUT'] }, 'slots-floor.json': { ...twoHops, response_bytes: 100 } });
+    expect(row(page, "… the calendar provider's own limit")[3]).toBe('–');
+    expect(row(page, 'Radicale alone: **FAILED CHECKS**')[1]).toBe('1 calendar(s): 3 events in the calendars, 1564 PUT');
+    expect(row(page, 'Slots through the gateway, 50 connections')[5]).toContain('(on a 100 B answer) (slots-floor)');
+
+    const without = render(base);
+    expect(row(without, 'Sustained, every Booking')[5]).toBe('150 /s offered (load generator sent 150 /s)');
+    expect(row(without, 'Slots through the gateway, 50 connections')[5]).toBe('3 ms (bare Node HTTP, one hop, same 24737 B)');
+    expect(row(without, '… CPU per request (µs')[5]).toBe('–');
+    expect(without).not.toContain("the calendar provider's own limit");
+  });
+});
