@@ -20,6 +20,8 @@ export { freePort };
  * backgroundCpuNice in scripts/lib/services.mjs (keep the two alike). The gateway is all API.
  */
 export const WORKER_SERVICES: readonly ServiceName[] = ['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'];
+/** Unsplit, the services run at the background priority (as before PROCESS_ROLE). */
+const UNSPLIT_BACKGROUND: readonly ServiceName[] = ['calendar-sync', 'webhook-dispatch'];
 
 /** PROCESS_ROLE of one process (libs/runtime process-role.ts). */
 export type ProcessRole = 'all' | 'api' | 'worker';
@@ -65,7 +67,8 @@ export interface SystemOptions {
   backgroundNice?: number;
   /**
    * Each service with background work as an API and a worker process, as `npm start` (default true);
-   * false: one process per service (PROCESS_ROLE all), every one at the normal priority.
+   * false (or SYSTEM_SPLIT=0): one process per service (PROCESS_ROLE all), as before the split:
+   * calendar-sync and webhook-dispatch at the background priority, the others at the normal one.
    */
   split?: boolean;
 }
@@ -120,7 +123,8 @@ function leftoverQueueNames(): string[] {
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   buildOnce();
   const backgroundNice = opts.backgroundNice ?? backgroundCpuNice();
-  const split = opts.split ?? true;
+  // SYSTEM_SPLIT=0: every service in one process (PROCESS_ROLE all), to measure what the split changes.
+  const split = opts.split ?? process.env.SYSTEM_SPLIT !== '0';
   /** The roles a service runs as, in start order. */
   const rolesOf = (service: ServiceName): ProcessRole[] => (split && WORKER_SERVICES.includes(service) ? ['api', 'worker'] : ['all']);
   const db = await createTestDatabase({ services: [...SERVICE_NAMES] });
@@ -165,7 +169,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         OAUTH_REDIRECT_URL: `http://127.0.0.1:${ports.gateway}/oauth/callback`,
         // One bundle per service; the role is a setting.
         PROCESS_ROLE: role,
-        ...(role === 'worker' ? { CPU_NICE: String(backgroundNice) } : {}),
+        // Unsplit (SYSTEM_SPLIT=0), the layout before PROCESS_ROLE: the calendar writer and the webhook sender,
+        // whole services, at the background priority.
+        ...(role === 'worker' || (!split && UNSPLIT_BACKGROUND.includes(service)) ? { CPU_NICE: String(backgroundNice) } : {}),
         ...secrets,
         ...urls,
         ...opts.env,

@@ -39,7 +39,8 @@ export interface ReceiverOptions {
    * Booking read with JSON.parse, not verified yet); verifyPending() verifies them all later, outside the
    * measured phase, and the caller fails on what it throws. The signature has to be checked within
    * Standard Webhooks' 5-minute timestamp tolerance, so a delivery still pending 4 minutes after it
-   * arrived is verified then (a failure there is thrown by the next verifyPending / close).
+   * arrived is verified then (a failure there is thrown by the next verifyPending / close); and from the
+   * first verifyPending on (the measured phase is over), each delivery is verified as it arrives.
    */
   verify?: 'each' | 'after';
 }
@@ -87,7 +88,10 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     }
     return n;
   };
+  /** Until the first verifyPending (the end of the measured phase) deliveries wait; after it each is verified on arrival. */
+  let measuring = true;
   const verifyPending = (): number => {
+    measuring = false;
     const n = verifyUntil(Infinity);
     if (failure) throw failure;
     return n;
@@ -116,6 +120,9 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
             const record: ReceivedWebhook = { id: String(parsed.id ?? headers['webhook-id']), type: String(parsed.type), bookingId: booking?.id, calendarStatus: booking?.calendar?.status, at: Date.now() };
             received.push(record);
             pending.push({ body, headers, record });
+            // After the measured phase the cost no longer matters, and a delivery arriving during a long stop
+            // must not wait past Standard Webhooks' 5-minute timestamp tolerance.
+            if (!measuring) verifyUntil(Infinity);
           });
         })
       : http.createServer((req, res) => {

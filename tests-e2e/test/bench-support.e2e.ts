@@ -78,6 +78,17 @@ describe("startReceiver verify 'after' (the benchmarks' receiver)", () => {
     await expect(r.close()).rejects.toThrow(/failed verification/);
   });
 
+  it('after the first verifyPending (the measured phase over), verifies each delivery as it arrives', async () => {
+    const r = await receiver({ verify: 'after' });
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(r.verifyPending()).toBe(1);
+    expect(await deliver(r.url, delivery())).toBe(204);
+    // Already verified on arrival: nothing left pending.
+    expect(r.verifyPending()).toBe(0);
+    expect(await deliver(r.url, delivery(true))).toBe(204);
+    expect(() => r.verifyPending()).toThrow(/failed verification: .*signature/i);
+  });
+
   it('fails on a delivery signed with another secret, and on one that is not JSON', async () => {
     for (const payload of [undefined, 'not json']) {
       const r = await receiver({ verify: 'after' });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort, portOpen } from './free-port';
 import { getPriority, tmpdir } from 'node:os';
@@ -123,8 +124,25 @@ export async function startRadicale(opts: StartRadicaleOptions = {}): Promise<Te
   const calendarUrl = (user: string, name: string) => `${url}/${encodeURIComponent(user)}/${encodeURIComponent(name)}/`;
   const objectUrl = (user: string, calendar: string, filename: string) => `${calendarUrl(user, calendar)}${encodeURIComponent(filename)}`;
 
-  async function dav(method: string, target: string, user: string, body?: string, headers: Record<string, string> = {}): Promise<Response> {
-    return fetch(target, { method, headers: { authorization: auth(user), ...headers }, body });
+  // node:http, the whole answer read before it is handed on, rather than fetch: a process that has loaded the
+  // undici package sends fetch through that package's dispatcher, and undici 7 ends the process when a
+  // server closes the connection right after an answer whose body is still being read (nodejs/undici#5360,
+  // fixed in undici 8, which needs Node 22) — which is what Radicale does after every request.
+  function dav(method: string, target: string, user: string, body?: string, headers: Record<string, string> = {}): Promise<Response> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(target, { method, headers: { authorization: auth(user), ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const payload = status === 204 || status === 304 ? null : Buffer.concat(chunks);
+          resolve(new Response(payload, { status, headers: Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])) }));
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 
   try {
