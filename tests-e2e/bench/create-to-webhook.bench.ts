@@ -116,8 +116,13 @@ async function main(failed: string[]): Promise<void> {
     writeFigures('create-to-webhook.json', figures);
     if (failures.length > 0) failed.push(`${failures.length} creates not answered 201: ${[...new Set(failures)].join(', ')}`);
   } finally {
-    await receiver.close();
-    await sys.stop();
+    // The system first: its webhook sender holds keep-alive connections to the receiver and keeps
+    // sending its backlog; the receiver's close then verifies what is left (and throws on a bad one).
+    try {
+      await sys.stop();
+    } finally {
+      await receiver.close();
+    }
   }
 }
 

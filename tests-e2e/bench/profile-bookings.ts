@@ -56,7 +56,12 @@ runBench(log, async () => {
       console.log(`${p.name}: ${(lines.length / BOOKINGS).toFixed(2)} log lines per Booking${perBooking ? ` (${perBooking})` : ''}`);
     }
   } finally {
-    await receiver.close();
-    await sys.stop();
+    // The system first: its webhook sender holds keep-alive connections to the receiver and keeps
+    // sending its backlog; the receiver's close then verifies what is left (and throws on a bad one).
+    try {
+      await sys.stop();
+    } finally {
+      await receiver.close();
+    }
   }
 });

@@ -216,6 +216,19 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     return started[0]!;
   };
 
+  // A run that ends without stop() (an uncaught error, process.exit) must not leave the system running on
+  // the machine: its processes would keep using the cores of every later run.
+  const killOnExit = () => {
+    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    const radicalePid = radicale.pid();
+    try {
+      if (radicalePid !== undefined) process.kill(radicalePid, 'SIGKILL');
+    } catch {
+      // Ended meanwhile.
+    }
+  };
+  process.once('exit', killOnExit);
+
   try {
     // Services first (each API, then its worker), the gateway last, as npm start does.
     for (const s of SERVICE_NAMES.filter((n) => n !== 'gateway')) await spawnReplica(s, 1, ports[s]);
@@ -253,6 +266,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     },
     allLogText: () => processes.map((p) => p.lines.map((l) => JSON.stringify(l)).join('\n')).join('\n'),
     stop: async () => {
+      process.off('exit', killOnExit);
       const alive = processes.filter((p) => p.child.exitCode === null);
       alive.forEach((p) => p.child.kill('SIGTERM'));
       const timer = setTimeout(() => alive.forEach((p) => p.child.kill('SIGKILL')), 15000);

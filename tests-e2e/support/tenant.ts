@@ -150,7 +150,10 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
     verifyPending,
     close: async () => {
       clearInterval(timer);
-      await new Promise<void>((r) => server.close(() => r()));
+      // Keep-alive connections of a sender still running would hold close() open: end them.
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
       verifyPending();
     },
   };
