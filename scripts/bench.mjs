@@ -87,6 +87,16 @@ const sfloor = load('slots-floor.json');
 
 const n = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d).replace(/\.0+$/, '') : '–');
 const ok = (cond) => (cond === undefined ? '–' : cond ? 'met' : '**not met**');
+/** The sustained target against Radicale's own rate (radicale-floor): the calendar layouts where even a core to itself stays under 150/s. */
+const radicaleVerdict = (floor) => {
+  const below = [
+    [floor.one_calendar, 'one calendar'],
+    [floor.ten_calendars, '10 calendars'],
+  ]
+    .filter(([run]) => run && run.one_core_ceiling_at_end_puts_per_s < 150)
+    .map(([, label]) => label);
+  return below.length > 0 ? `**out of reach with Radicale here: ${below.join(', ')}**` : '–';
+};
 /**
  * When the design's own floor measured in the same run (slots-floor: two hops with the internal credential,
  * no service code) is already past a latency target, the verdict says so: no system of this design meets it here.
@@ -162,12 +172,7 @@ if (sustained) {
             "… the calendar provider's own limit: Radicale alone, fresh, nice 0, taking calendar-sync's one PUT per Booking (radicale-floor)",
             [rfloor.one_calendar, rfloor.ten_calendars].filter(Boolean).map(radicaleDetail).join('; '),
             '≥ 150 /s (the target above)',
-            [
-              rfloor.one_calendar && rfloor.one_calendar.one_core_ceiling_at_end_puts_per_s < 150 ? 'one calendar' : undefined,
-              rfloor.ten_calendars && rfloor.ten_calendars.one_core_ceiling_at_end_puts_per_s < 150 ? '10 calendars' : undefined,
-            ].filter(Boolean).length > 0
-              ? `**out of reach with Radicale here: ${[rfloor.one_calendar && rfloor.one_calendar.one_core_ceiling_at_end_puts_per_s < 150 ? 'one calendar' : undefined, rfloor.ten_calendars && rfloor.ten_calendars.one_core_ceiling_at_end_puts_per_s < 150 ? '10 calendars' : undefined].filter(Boolean).join(', ')}**`
-              : '–',
+            radicaleVerdict(rfloor),
             '–',
             '–',
             loadAt(rfloor),
