@@ -43,7 +43,9 @@ await Promise.all(
       platform: 'node',
       target: 'node20',
       format: 'cjs',
-      sourcemap: 'inline',
+      // Beside the bundle (main.js.map), not inline: the services run without --enable-source-maps
+      // (scripts/lib/services.mjs SERVICE_NODE_ARGS); scripts/map-stack.mjs reads it.
+      sourcemap: 'linked',
       logLevel: 'warning',
       external,
       plugins: [browserScripts],

@@ -22,6 +22,16 @@ export const RADICALE_PORT = 5232;
  */
 export const WORKER_SERVICES = ['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'];
 
+/**
+ * Node's flags for a service process (`npm start`, tests-e2e/support/system.ts, the container image's CMD):
+ * none. In particular not `--enable-source-maps`: with it, Node 20 parses the bundle's whole source map
+ * again for every stack trace it formats (11 ms of CPU with our bundles, measured; undici and node's
+ * streams read `err.stack` whenever a connection closes with an error), stalling the event loop under
+ * load. The maps are written beside the bundles (`dist/main.js.map`); `node scripts/map-stack.mjs`
+ * maps a logged stack to the TypeScript sources (docs/operations.md, "Stack traces").
+ */
+export const SERVICE_NODE_ARGS = [];
+
 /** A worker's port is its service's port + this, unless `<NAME>_WORKER_PORT` says otherwise (booking-worker: 8181). */
 export const WORKER_PORT_OFFSET = 100;
 

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { prettyLine } from './pretty-log.mjs';
-import { RADICALE_PORT, backgroundCpuNice, gatewayOpsPort, processPlan, servicePorts, upstreamEnv } from './services.mjs';
+import { RADICALE_PORT, SERVICE_NODE_ARGS, backgroundCpuNice, gatewayOpsPort, processPlan, servicePorts, upstreamEnv } from './services.mjs';
 import { seedDemo } from './seed-demo.mjs';
 import { startWebhookReceiver } from './webhook-receiver.mjs';
 
@@ -94,7 +94,7 @@ export async function startSystem(root) {
   const baseEnv = { ...process.env, ...secrets, ...upstreamEnv(ports), BOOKING_PAGE_URL: bookingPageUrl, NODE_ENV: process.env.NODE_ENV ?? 'development' };
   plan.forEach((proc, i) => {
     // One bundle per service; the role is a setting (PROCESS_ROLE).
-    const child = spawn('node', ['--enable-source-maps', join(root, 'services', proc.service, 'dist/main.js')], {
+    const child = spawn('node', [...SERVICE_NODE_ARGS, join(root, 'services', proc.service, 'dist/main.js')], {
       cwd: root,
       env: {
         ...baseEnv,

@@ -19,6 +19,9 @@ export { freePort };
  * priority) and `<svc>-worker` (PROCESS_ROLE worker, at backgroundCpuNice): as WORKER_SERVICES and
  * backgroundCpuNice in scripts/lib/services.mjs (keep the two alike). The gateway is all API.
  */
+/** Node's flags for a service process: none, as scripts/lib/services.mjs SERVICE_NODE_ARGS (no --enable-source-maps: see there). */
+export const SERVICE_NODE_ARGS: readonly string[] = [];
+
 export const WORKER_SERVICES: readonly ServiceName[] = ['availability', 'booking', 'invitation', 'calendar-sync', 'webhook-dispatch'];
 /** Unsplit, the services run at the background priority (as before PROCESS_ROLE). */
 const UNSPLIT_BACKGROUND: readonly ServiceName[] = ['calendar-sync', 'webhook-dispatch'];
@@ -152,7 +155,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // SYSTEM_PROFILE_DIR (benchmarks): each process writes a CPU profile to <dir>/<service>/ (a worker's to <dir>/<service>-worker/) on exit.
     const profile = process.env.SYSTEM_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.SYSTEM_PROFILE_DIR, name)}`] : [];
     const opsPort = service === 'gateway' ? await freePort() : port;
-    const child = spawn(process.execPath, [...profile, '--enable-source-maps', path.join(ROOT, 'services', service, 'dist/main.js')], {
+    const child = spawn(process.execPath, [...profile, ...SERVICE_NODE_ARGS, path.join(ROOT, 'services', service, 'dist/main.js')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_PROFILE_DIR, 'booking')}`] : [];
   const bundle = process.env.BENCH_BUNDLE ?? path.join(ROOT, 'services/booking/dist/main.js');
-  const proc = spawn(process.execPath, [...profile, '--enable-source-maps', bundle], {
+  const proc = spawn(process.execPath, [...profile, bundle], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -3,7 +3,7 @@
 // with its own Radicale calendar, as the whole-system sustained bench writes them (phone meetings,
 // LOG_LEVEL info). calendar-sync runs as its own process, bundled with scripts/build.mjs's esbuild options
 // (pg left outside the bundle so the probe sees its queries; SERVICE_ENTRY=tsx runs src/main.ts under tsx
-// instead), started with --enable-source-maps as the image and tests-e2e/support/system.ts do, with
+// instead), started with Node's flags of the image and tests-e2e/support/system.ts (none), with
 // bench/write-probe.ts preloaded, which counts inside it: CPU (process.cpuUsage), every query its pg
 // client sends (round trips, statements by kind, BEGIN / COMMIT), the HTTP requests it makes and the TCP
 // connections it opens. Beside them, from /proc: the CPU of its Postgres backends (schedstat) and of
@@ -107,7 +107,7 @@ async function bundle(): Promise<string> {
     platform: 'node',
     target: 'node20',
     format: 'cjs',
-    sourcemap: 'inline',
+    sourcemap: 'linked',
     logLevel: 'warning',
     external: ['pg', 'pg-native', 'cpu-features', 'bufferutil', 'utf-8-validate'],
   });
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   const entry = process.env.SERVICE_ENTRY === 'tsx' ? join(__dirname, '../src/main.ts') : await bundle();
   const child = spawn(
     process.execPath,
-    [...(process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), '--enable-source-maps', '--import', 'tsx', '--import', join(__dirname, 'write-probe.ts'), entry],
+    [...(process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', '--import', join(__dirname, 'write-probe.ts'), entry],
     {
       env: {
         ...process.env,
