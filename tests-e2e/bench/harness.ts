@@ -8,11 +8,14 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { SERVICE_NAMES } from '@sched/db';
-import { Pool, type Dispatcher } from 'undici';
-import { waitFor } from '@sched/testing';
+import { Pool } from 'undici';
+import { send, waitFor, type Answer } from '@sched/testing';
 import { percentile } from '../../services/availability/bench/fixture';
 import { ROOT, type System } from '../support/system';
 import { addAllDayHost, admin, connectRadicaleCalendar, type ReceivedWebhook, type Tenant } from '../support/tenant';
+
+/** The load generator, shared with the service benches (libs/testing closed-loop.ts). */
+export { runClosedLoop, send, type Answer, type LoadResult } from '@sched/testing';
 
 /** `[bench <name>] <seconds since start> <msg>` on stderr: one line per phase. */
 export function progress(name: string): (msg: string) => void {
@@ -204,9 +207,7 @@ export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: numbe
 // ---------------------------------------------------------------------------------------------------
 // Requests
 
-// The load generator is not part of the system under test, but it runs on the same two cores: it sends
-// through undici's Pool.dispatch on keep-alive connections (llhttp, one handler object per request, no
-// stream per response), which costs the machine far less per request than node:http's agent or fetch.
+// The load generator (send, runClosedLoop) is libs/testing's closed-loop.ts, shared with the service benches.
 
 /** One keep-alive pool per origin, for the life of the process. */
 const pools = new Map<string, Pool>();
@@ -219,95 +220,9 @@ function poolFor(origin: string): Pool {
   return pool;
 }
 
-export interface Answer {
-  status: number;
-  /** The body as text; '' unless asked for (`readBody`). */
-  body: string;
-}
-
-/**
- * One request through `dispatcher`; resolves with the status (and the body when `readBody`), rejects on a
- * transport error. The body of an answer not read is still received in full, and dropped.
- */
-export function send(dispatcher: Dispatcher, req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer }, readBody: boolean): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    let status = 0;
-    const chunks: Buffer[] = [];
-    dispatcher.dispatch(req, {
-      onRequestStart() {},
-      onResponseStart(_controller, statusCode) {
-        status = statusCode;
-      },
-      onResponseData(_controller, chunk) {
-        if (readBody) chunks.push(chunk);
-      },
-      onResponseEnd() {
-        resolve({ status, body: readBody ? Buffer.concat(chunks).toString() : '' });
-      },
-      onResponseError(_controller, err) {
-        reject(err);
-      },
-    });
-  });
-}
-
 export function post(url: string, headers: Record<string, string>, payload: unknown): Promise<Answer> {
   const { origin, pathname, search } = new URL(url);
   return send(poolFor(origin), { method: 'POST', path: pathname + search, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload) }, true);
-}
-
-export interface LoadResult {
-  durationS: number;
-  /** Requests answered with the expected status. */
-  ok: number;
-  /** Answered with another status, by status. */
-  otherStatuses: Record<string, number>;
-  /** Transport errors (no answer). */
-  errors: number;
-  /** Latencies in ms of the ok requests, sorted. */
-  latenciesMs: number[];
-}
-
-/**
- * Closed-loop load: `clients` workers, each sending its next request as soon as the previous answered,
- * over keep-alive connections (one per worker, an undici Pool), for `durationS` seconds. `next()` gives
- * each request (built ahead of time by the caller where it can be), so every request can book its own
- * slot with its own Idempotency-Key. Answer bodies are not read.
- */
-export async function runClosedLoop(opts: {
-  url: string;
-  clients: number;
-  durationS: number;
-  expectStatus: number;
-  next(): { method?: 'GET' | 'POST'; path: string; body?: string | Buffer; headers: Record<string, string> };
-}): Promise<LoadResult> {
-  const pool = new Pool(new URL(opts.url).origin, { connections: opts.clients });
-  const result: LoadResult = { durationS: opts.durationS, ok: 0, otherStatuses: {}, errors: 0, latenciesMs: [] };
-  const deadline = Date.now() + opts.durationS * 1000;
-  const worker = async () => {
-    while (Date.now() < deadline) {
-      const { method, path: reqPath, body, headers } = opts.next();
-      const started = process.hrtime.bigint();
-      try {
-        const { status } = await send(pool, { method: method ?? (body === undefined ? 'GET' : 'POST'), path: reqPath, headers, body }, false);
-        if (status === opts.expectStatus) {
-          result.ok += 1;
-          result.latenciesMs.push(Number(process.hrtime.bigint() - started) / 1e6);
-        } else {
-          result.otherStatuses[status] = (result.otherStatuses[status] ?? 0) + 1;
-        }
-      } catch {
-        result.errors += 1;
-      }
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: opts.clients }, worker));
-  } finally {
-    await pool.close();
-  }
-  result.latenciesMs.sort((a, b) => a - b);
-  return result;
 }
 
 /** The body of one create: guest and metadata of a realistic size (as the booking bench sends). */
