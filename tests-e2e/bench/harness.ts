@@ -11,9 +11,12 @@ import { SERVICE_NAMES } from '@sched/db';
 import { Pool } from 'undici';
 import { send, waitFor, type Answer } from '@sched/testing';
 import { percentile } from '../../services/availability/bench/fixture';
+import { busyTicks, parseCpuTimes, type CpuTimes } from './proc-stat';
 import { ROOT, type System } from '../support/system';
 import { addAllDayHost, admin, connectRadicaleCalendar, type ReceivedWebhook, type Tenant } from '../support/tenant';
 
+/** The arithmetic of the machine's CPU times (steal). */
+export { stealPct, stealPctOver, type CpuTimes } from './proc-stat';
 /** The load generator, shared with the service benches (libs/testing closed-loop.ts). */
 export { runClosedLoop, send, type Answer, type LoadResult } from '@sched/testing';
 
@@ -37,9 +40,17 @@ export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 1
 /** The p-th percentile (nearest rank) of unsorted samples; NaN for none. */
 export const pct = (xs: number[], p: number) => (xs.length ? percentile(xs, p) : NaN);
 
-export function machineFacts(loadBefore: number[]) {
-  return { cpus: cpus().length, loadavg_before: loadBefore.map((x) => round(x)), loadavg_after: loadavg().map((x) => round(x)) };
+/**
+ * The machine's figures of a run: CPUs, load averages at its start and end, and `steal_pct`, the share of the
+ * CPUs the host took away during the measured interval (proc-stat.ts stealPct / stealPctOver: this machine is
+ * a VM, and the host's other guests make identical runs differ several times over).
+ */
+export function machineFacts(loadBefore: number[], stealPct: number) {
+  return { cpus: cpus().length, loadavg_before: loadBefore.map((x) => round(x)), loadavg_after: loadavg().map((x) => round(x)), steal_pct: stealPct };
 }
+
+/** `CPU stolen by the host: 12.3 %` (a progress line's part). */
+export const stealText = (pct: number) => `CPU stolen by the host: ${Number.isFinite(pct) ? pct : '?'} %`;
 
 // ---------------------------------------------------------------------------------------------------
 // CPU time from /proc
@@ -58,10 +69,14 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
-/** CPU time the whole machine has spent so far on every CPU (all but idle and I/O wait, interrupts included), in ms. */
-export function machineBusyMs(): number {
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * TICK_MS;
+/** The machine's CPU times so far (the `cpu` line of /proc/stat, in ticks): for stealPct and machineBusyMs. */
+export function readCpuTimes(): CpuTimes {
+  return parseCpuTimes(readFileSync('/proc/stat', 'utf8'));
+}
+
+/** CPU time the whole machine has spent so far on every CPU (all but idle and I/O wait, interrupts and steal included), in ms. */
+export function machineBusyMs(times: CpuTimes = readCpuTimes()): number {
+  return busyTicks(times) * TICK_MS;
 }
 
 /** The bench process itself: load generator, webhook receiver, polling. */
@@ -78,6 +93,8 @@ export const TARGET_GROUPS: readonly string[] = [...SERVICE_GROUPS, 'postgres', 
 export interface CpuSnapshot {
   atMs: number;
   machineMs: number;
+  /** The machine's CPU times at the snapshot (machineMs is their busy part): stealPct between two snapshots. */
+  times: CpuTimes;
   groups: Map<string, number>;
 }
 
@@ -128,7 +145,8 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
       procs.set(pid, { group: groupOf(pid, cmd, ours, sys.radicale.dataDir, extra), first: initial ? ms : 0, last: ms });
     }
   };
-  const start: CpuSnapshot = { atMs: Date.now(), machineMs: machineBusyMs(), groups: new Map() };
+  const startTimes = readCpuTimes();
+  const start: CpuSnapshot = { atMs: Date.now(), machineMs: machineBusyMs(startTimes), times: startTimes, groups: new Map() };
   sample(true);
   const timer = setInterval(() => sample(false), everyMs);
   return {
@@ -137,7 +155,8 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
       sample(false);
       const groups = new Map<string, number>();
       for (const p of procs.values()) groups.set(p.group, (groups.get(p.group) ?? 0) + Math.max(0, p.last - p.first));
-      return { before: start, after: { atMs: Date.now(), machineMs: machineBusyMs(), groups } };
+      const times = readCpuTimes();
+      return { before: start, after: { atMs: Date.now(), machineMs: machineBusyMs(times), times, groups } };
     },
   };
 }
@@ -151,7 +170,7 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
 export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<System['radicale'], 'dataDir'> }, extra: Record<number, string> = {}): CpuSnapshot {
   const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.name]));
   const groups = new Map<string, number>();
-  const machineMs = machineBusyMs();
+  const times = readCpuTimes();
   for (const entry of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     const pid = Number(entry);
     const cmd = readCmdline(pid);
@@ -159,7 +178,7 @@ export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<Sys
     const key = groupOf(pid, cmd, ours, sys.radicale.dataDir, extra);
     groups.set(key, (groups.get(key) ?? 0) + cpuMs(pid));
   }
-  return { atMs: Date.now(), machineMs, groups };
+  return { atMs: Date.now(), machineMs: machineBusyMs(times), times, groups };
 }
 
 export interface CpuPerUnit {
