@@ -85,6 +85,36 @@ describe("startReceiver verify 'after' (the benchmarks' receiver)", () => {
     expect(() => r.verifyPending()).toThrow(/failed verification: .*signature/i);
   });
 
+  it('defers again from deferVerification (a measured phase after a warm-up) to the next verifyPending', async () => {
+    const r = await receiver({ verify: 'after' });
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(r.verifyPending()).toBe(1); // the warm-up is over
+    r.deferVerification(); // the measured phase
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(await deliver(r.url, delivery())).toBe(204);
+    // Both waited: verified now, not on arrival.
+    expect(r.verifyPending()).toBe(2);
+    // The phase is over: verified on arrival again.
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(r.verifyPending()).toBe(0);
+  });
+
+  it('in a measured phase, verifies a delivery pending 4 minutes (within the 5-minute timestamp tolerance), not before', async () => {
+    // Only the clock and the timers are faked: the HTTP exchange runs on real I/O.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const r = await receiver({ verify: 'after' });
+      expect(await deliver(r.url, delivery())).toBe(204);
+      jest.advanceTimersByTime(3.5 * 60_000);
+      expect(await deliver(r.url, delivery())).toBe(204);
+      jest.advanceTimersByTime(60_000);
+      // The first (4.5 min old) was verified by the 30-s check, within the tolerance; the second (1 min old) still waits.
+      expect(r.verifyPending()).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('fails on a delivery signed with another secret, and on one that is not JSON', async () => {
     for (const payload of [undefined, 'not json']) {
       const r = await receiver({ verify: 'after' });
