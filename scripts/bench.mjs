@@ -128,12 +128,22 @@ const slotsFloorCpu = (sf) => {
   const c = (x) => x?.cpu_us_per_request ?? {};
   const two = c(sf.two_hops);
   const cred = c(sf.two_hops_credential);
-  return `two bare hops: proxy ${n(two.proxy, 0)} + server ${n(two.server, 0)}; with the credential: proxy ${n(cred.proxy, 0)} + server ${n(cred.server, 0)}; one hop: server ${n(c(sf.one_hop).server, 0)} (load generator ${n(c(sf.one_hop)['load generator'], 0)}–${n(cred['load generator'], 0)}; slots-floor, ${sf.scenario?.window_s} s each, load at its start ${loadAt(sf)})`;
+  return `two bare hops: proxy ${n(two.proxy, 0)} + server ${n(two.server, 0)}; with the credential: proxy ${n(cred.proxy, 0)} + server ${n(cred.server, 0)}; one hop: server ${n(c(sf.one_hop).server, 0)} (load generator ${n(c(sf.one_hop)['load generator'], 0)}–${n(cred['load generator'], 0)}; slots-floor, ${sf.scenario?.window_s} s each, load at its start ${loadAvg(sf)}, CPU stolen by the host ${stolen(sf.machine?.steal_pct)})`;
 };
 
 // Headline: the whole system (issue 18). Each figure beside its target, the stubbed locator, the physical
-// limit measured in the same run and the load average when its bench started.
-const loadAt = (r) => (r?.machine?.loadavg_before ? r.machine.loadavg_before.map((x) => n(x, 2)).join(' ') : '–');
+// limit measured in the same run, the load average when its bench started and the CPU the host stole.
+const loadAvg = (r) => (r?.machine?.loadavg_before ? r.machine.loadavg_before.map((x) => n(x, 2)).join(' ') : '–');
+/** A steal share in % (harness machineFacts, proc-stat.ts stealPct); '–' for figures from before it was measured. */
+const stolen = (pct) => (typeof pct === 'number' && Number.isFinite(pct) ? `${n(pct)} %` : '–');
+/** The steal during the run of a bench's physical limit (pgbench of the burst, the bare server of the Slots run), where it has one. */
+const limitStolen = (r) => {
+  if (typeof r?.pgbench?.steal_pct === 'number') return ` (pgbench ${stolen(r.pgbench.steal_pct)})`;
+  if (typeof r?.static_baseline?.steal_pct === 'number') return ` (bare server ${stolen(r.static_baseline.steal_pct)})`;
+  return '';
+};
+/** The last column: load average at the bench's start; CPU stolen by the host during its measured interval (and its physical limit's). */
+const loadAt = (r) => `${loadAvg(r)}; ${stolen(r?.machine?.steal_pct)}${limitStolen(r)}`;
 const groupsText = (g, unit = 1, d = 2) => Object.entries(g ?? {}).map(([k, v]) => `${k} ${n(v * unit, d)}`).join(', ');
 const checksRow = (r, label) => (r?.failed_checks?.length ? [[`${label}: **FAILED CHECKS**`, r.failed_checks.join('; '), '–', '**failed**', '–', '–', loadAt(r)]] : []);
 const head = [];
@@ -265,7 +275,7 @@ if (e2e) {
     const total = Object.values(cpu).reduce((a, b) => a + b, 0);
     rows.push([
       '… CPU per Booking on the whole machine (every process, incl. Postgres, RabbitMQ, Radicale, load generator)',
-      `${n(total)} ms (${Object.entries(cpu).map(([k, v]) => `${k} ${n(v)}`).join(', ')})`,
+      `${n(total)} ms (${Object.entries(cpu).map(([k, v]) => `${k} ${n(v)}`).join(', ')}); CPU stolen by the host during the run ${stolen(e2e.machine?.steal_pct)}`,
       '–',
       `${n(2000 / e2e.scenario.rate_per_s)} ms available`,
       `${n((100 * total) / (2000 / e2e.scenario.rate_per_s))} %`,
@@ -315,10 +325,11 @@ Booking goes, the floor under it and how to profile: [performance.md](performanc
 
 The system as \`npm start\` runs it: all six services, the real slot check and busy reads, calendar writes
 to Radicale, webhooks to a local receiver, on this machine. Each figure beside its target, its locator (the
-same path with parts stubbed, from the table below), the physical limit measured in the same run, and the
-load average when its benchmark started (compare with the number of CPUs).
+same path with parts stubbed, from the table below), the physical limit measured in the same run, the
+load average when its benchmark started (compare with the number of CPUs), and the share of the CPUs the
+host took away during its measured interval (steal, below; in brackets during the physical limit's run).
 
-| figure | whole system | target | verdict | locator (part) | physical limit, same run | load at start |
+| figure | whole system | target | verdict | locator (part) | physical limit, same run | load at start; CPU stolen by the host during the run |
 |---|---|---|---|---|---|---|
 ${head.length ? head.map((r) => `| ${r.join(' | ')} |`).join('\n') : '| (no whole-system results in .data/bench) | – | – | – | – | – | – |'}
 
@@ -341,6 +352,17 @@ each of our six services (by pid), Postgres (all backends), RabbitMQ, our Radica
 generator and webhook receiver), kernel threads and other; the machine total comes from /proc/stat, and
 "unattributed" is what no running process accounts for (processes that ended, interrupts). Postgres and
 RabbitMQ are shared servers, so other users of the machine count there too.
+
+This machine is a virtual machine: its host runs other guests on the same cores and takes CPU time away
+from it when they need it ("steal", the 8th figure of the \`cpu\` line of /proc/stat: time this machine had
+work ready and no CPU to run it on). It varies from minute to minute and changes every figure here: the same
+burst run a few minutes apart has given creates/s and pgbench tps several times apart. Each whole-system
+benchmark and floor therefore records the share of the CPUs stolen during its measured interval (stolen
+ticks over elapsed time × CPUs, from /proc/stat before and after; over all its measured intervals together
+for a floor with several, each also in its own result), and the burst and Slots runs also during their
+physical limit (pgbench, the bare server). Compare figures only between runs with a similar share. The
+machine totals count stolen time as busy, as they always have: a machine "90 % busy" with 20 % stolen did
+70 % of work.
 
 - **Creates, burst** (tests-e2e/bench/system-create-burst.bench.ts): a tenant with a Radicale calendar
   and a 5-minute Event Type (host available all day; every start within calendar-sync's 90-day cached
@@ -404,7 +426,8 @@ RabbitMQ are shared servers, so other users of the machine count there too.
 - **Webhook dispatch alone (part)** (services/webhook-dispatch/bench/dispatch.bench.ts) and **calendar reads (part)**
   (services/calendar-sync/bench/busy.bench.ts) locate where time goes in the paths above.
 
-Every figure depends on what else the two cores are doing: compare the load average above with 2.
+Every figure depends on what else the two cores are doing: compare the load average above with 2, and
+each run's CPU stolen by the host.
 `;
 writeFileSync(reportFile, md);
 console.log(`bench: wrote ${reportFile} (${head.length} whole-system figures, ${rows.length} locators)`);

@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { waitFor } from '@sched/testing';
 import { startSystem } from '../support/system';
 import { setUpTenant, startReceiver } from '../support/tenant';
-import { cpuMs, deliveredCreates, machineCpu, pct, post, progress, runBench, writeFigures } from './harness';
+import { cpuMs, deliveredCreates, machineCpu, machineFacts, pct, post, progress, runBench, stealPct, stealText, writeFigures } from './harness';
 
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -33,7 +33,7 @@ async function main(failed: string[]): Promise<void> {
     if (starts.length < total) throw new Error(`only ${starts.length} free starts for ${total} creates`);
 
     log(`${total} creates at ${RATE_PER_S}/s`);
-    const machineBefore = machineCpu(sys).groups;
+    const machineBefore = machineCpu(sys);
     // By process (a split service has two: its CPU is their sum).
     const cpuBefore = new Map(sys.processes.map((p) => [p, cpuMs(p.child.pid)]));
     const created = new Map<string, number>();
@@ -65,11 +65,13 @@ async function main(failed: string[]): Promise<void> {
     const cpuByService = new Map<string, number>();
     for (const p of sys.processes) cpuByService.set(p.service, (cpuByService.get(p.service) ?? 0) + cpuMs(p.child.pid) - (cpuBefore.get(p) ?? 0));
     const cpuPerBooking = Object.fromEntries([...cpuByService].map(([service, ms]) => [service, +(ms / Math.max(created.size, 1)).toFixed(2)]));
-    const machineAfter = machineCpu(sys).groups;
+    const machineAfter = machineCpu(sys);
+    const steal = stealPct(machineBefore.times, machineAfter.times);
+    log(stealText(steal));
     log(`${receiver.verifyPending()} webhook deliveries verified (all ${receiver.received.length} received so far are)`);
     const machineCpuPerBooking = Object.fromEntries(
-      [...machineAfter.entries()]
-        .map(([k, v]) => [k, +((v - (machineBefore.get(k) ?? 0)) / Math.max(created.size, 1)).toFixed(2)] as const)
+      [...machineAfter.groups.entries()]
+        .map(([k, v]) => [k, +((v - (machineBefore.groups.get(k) ?? 0)) / Math.max(created.size, 1)).toFixed(2)] as const)
         .filter(([, v]) => v > 0)
         .sort((a, b) => b[1] - a[1]),
     );
@@ -102,7 +104,7 @@ async function main(failed: string[]): Promise<void> {
     const latencies = [...created.entries()].map(([id, at]) => delivered().get(id)! - at);
     const figures = {
       benchmark: 'create-to-webhook',
-      machine: { cpus: 2, loadavg_before: loadBefore.map((x) => +x.toFixed(2)), loadavg_after: loadavg().map((x) => +x.toFixed(2)) },
+      machine: machineFacts(loadBefore, steal),
       scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S, creates: total, background_cpu_nice: sys.backgroundNice },
       created: created.size,
       failed_creates: failures.length,

@@ -8,11 +8,17 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { SERVICE_NAMES } from '@sched/db';
-import { Pool, type Dispatcher } from 'undici';
-import { waitFor } from '@sched/testing';
+import { Pool } from 'undici';
+import { send, waitFor, type Answer } from '@sched/testing';
 import { percentile } from '../../services/availability/bench/fixture';
+import { busyTicks, parseCpuTimes, type CpuTimes } from './proc-stat';
 import { ROOT, type System } from '../support/system';
 import { addAllDayHost, admin, connectRadicaleCalendar, type ReceivedWebhook, type Tenant } from '../support/tenant';
+
+/** The arithmetic of the machine's CPU times (steal). */
+export { stealPct, stealPctOver, type CpuTimes } from './proc-stat';
+/** The load generator, shared with the service benches (libs/testing closed-loop.ts). */
+export { runClosedLoop, send, type Answer, type LoadResult } from '@sched/testing';
 
 /** `[bench <name>] <seconds since start> <msg>` on stderr: one line per phase. */
 export function progress(name: string): (msg: string) => void {
@@ -34,9 +40,17 @@ export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 1
 /** The p-th percentile (nearest rank) of unsorted samples; NaN for none. */
 export const pct = (xs: number[], p: number) => (xs.length ? percentile(xs, p) : NaN);
 
-export function machineFacts(loadBefore: number[]) {
-  return { cpus: cpus().length, loadavg_before: loadBefore.map((x) => round(x)), loadavg_after: loadavg().map((x) => round(x)) };
+/**
+ * The machine's figures of a run: CPUs, load averages at its start and end, and `steal_pct`, the share of the
+ * CPUs the host took away during the measured interval (proc-stat.ts stealPct / stealPctOver: this machine is
+ * a VM, and the host's other guests make identical runs differ several times over).
+ */
+export function machineFacts(loadBefore: number[], stealPct: number) {
+  return { cpus: cpus().length, loadavg_before: loadBefore.map((x) => round(x)), loadavg_after: loadavg().map((x) => round(x)), steal_pct: stealPct };
 }
+
+/** `CPU stolen by the host: 12.3 %` (a progress line's part). */
+export const stealText = (pct: number) => `CPU stolen by the host: ${Number.isFinite(pct) ? pct : '?'} %`;
 
 // ---------------------------------------------------------------------------------------------------
 // CPU time from /proc
@@ -55,10 +69,14 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
-/** CPU time the whole machine has spent so far on every CPU (all but idle and I/O wait, interrupts included), in ms. */
-export function machineBusyMs(): number {
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * TICK_MS;
+/** The machine's CPU times so far (the `cpu` line of /proc/stat, in ticks): for stealPct and machineBusyMs. */
+export function readCpuTimes(): CpuTimes {
+  return parseCpuTimes(readFileSync('/proc/stat', 'utf8'));
+}
+
+/** CPU time the whole machine has spent so far on every CPU (all but idle and I/O wait, interrupts and steal included), in ms. */
+export function machineBusyMs(times: CpuTimes = readCpuTimes()): number {
+  return busyTicks(times) * TICK_MS;
 }
 
 /** The bench process itself: load generator, webhook receiver, polling. */
@@ -75,6 +93,8 @@ export const TARGET_GROUPS: readonly string[] = [...SERVICE_GROUPS, 'postgres', 
 export interface CpuSnapshot {
   atMs: number;
   machineMs: number;
+  /** The machine's CPU times at the snapshot (machineMs is their busy part): stealPct between two snapshots. */
+  times: CpuTimes;
   groups: Map<string, number>;
 }
 
@@ -125,7 +145,8 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
       procs.set(pid, { group: groupOf(pid, cmd, ours, sys.radicale.dataDir, extra), first: initial ? ms : 0, last: ms });
     }
   };
-  const start: CpuSnapshot = { atMs: Date.now(), machineMs: machineBusyMs(), groups: new Map() };
+  const startTimes = readCpuTimes();
+  const start: CpuSnapshot = { atMs: Date.now(), machineMs: machineBusyMs(startTimes), times: startTimes, groups: new Map() };
   sample(true);
   const timer = setInterval(() => sample(false), everyMs);
   return {
@@ -134,7 +155,8 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
       sample(false);
       const groups = new Map<string, number>();
       for (const p of procs.values()) groups.set(p.group, (groups.get(p.group) ?? 0) + Math.max(0, p.last - p.first));
-      return { before: start, after: { atMs: Date.now(), machineMs: machineBusyMs(), groups } };
+      const times = readCpuTimes();
+      return { before: start, after: { atMs: Date.now(), machineMs: machineBusyMs(times), times, groups } };
     },
   };
 }
@@ -148,7 +170,7 @@ export function startCpuMeter(sys: Pick<System, 'processes' | 'radicale'>, extra
 export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<System['radicale'], 'dataDir'> }, extra: Record<number, string> = {}): CpuSnapshot {
   const ours = new Map<number, string>(sys.processes.filter((p) => p.child.pid).map((p) => [p.child.pid!, p.name]));
   const groups = new Map<string, number>();
-  const machineMs = machineBusyMs();
+  const times = readCpuTimes();
   for (const entry of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     const pid = Number(entry);
     const cmd = readCmdline(pid);
@@ -156,7 +178,7 @@ export function machineCpu(sys: Pick<System, 'processes'> & { radicale: Pick<Sys
     const key = groupOf(pid, cmd, ours, sys.radicale.dataDir, extra);
     groups.set(key, (groups.get(key) ?? 0) + cpuMs(pid));
   }
-  return { atMs: Date.now(), machineMs, groups };
+  return { atMs: Date.now(), machineMs: machineBusyMs(times), times, groups };
 }
 
 export interface CpuPerUnit {
@@ -204,9 +226,7 @@ export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: numbe
 // ---------------------------------------------------------------------------------------------------
 // Requests
 
-// The load generator is not part of the system under test, but it runs on the same two cores: it sends
-// through undici's Pool.dispatch on keep-alive connections (llhttp, one handler object per request, no
-// stream per response), which costs the machine far less per request than node:http's agent or fetch.
+// The load generator (send, runClosedLoop) is libs/testing's closed-loop.ts, shared with the service benches.
 
 /** One keep-alive pool per origin, for the life of the process. */
 const pools = new Map<string, Pool>();
@@ -219,95 +239,9 @@ function poolFor(origin: string): Pool {
   return pool;
 }
 
-export interface Answer {
-  status: number;
-  /** The body as text; '' unless asked for (`readBody`). */
-  body: string;
-}
-
-/**
- * One request through `dispatcher`; resolves with the status (and the body when `readBody`), rejects on a
- * transport error. The body of an answer not read is still received in full, and dropped.
- */
-export function send(dispatcher: Dispatcher, req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer }, readBody: boolean): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    let status = 0;
-    const chunks: Buffer[] = [];
-    dispatcher.dispatch(req, {
-      onRequestStart() {},
-      onResponseStart(_controller, statusCode) {
-        status = statusCode;
-      },
-      onResponseData(_controller, chunk) {
-        if (readBody) chunks.push(chunk);
-      },
-      onResponseEnd() {
-        resolve({ status, body: readBody ? Buffer.concat(chunks).toString() : '' });
-      },
-      onResponseError(_controller, err) {
-        reject(err);
-      },
-    });
-  });
-}
-
 export function post(url: string, headers: Record<string, string>, payload: unknown): Promise<Answer> {
   const { origin, pathname, search } = new URL(url);
   return send(poolFor(origin), { method: 'POST', path: pathname + search, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload) }, true);
-}
-
-export interface LoadResult {
-  durationS: number;
-  /** Requests answered with the expected status. */
-  ok: number;
-  /** Answered with another status, by status. */
-  otherStatuses: Record<string, number>;
-  /** Transport errors (no answer). */
-  errors: number;
-  /** Latencies in ms of the ok requests, sorted. */
-  latenciesMs: number[];
-}
-
-/**
- * Closed-loop load: `clients` workers, each sending its next request as soon as the previous answered,
- * over keep-alive connections (one per worker, an undici Pool), for `durationS` seconds. `next()` gives
- * each request (built ahead of time by the caller where it can be), so every request can book its own
- * slot with its own Idempotency-Key. Answer bodies are not read.
- */
-export async function runClosedLoop(opts: {
-  url: string;
-  clients: number;
-  durationS: number;
-  expectStatus: number;
-  next(): { method?: 'GET' | 'POST'; path: string; body?: string | Buffer; headers: Record<string, string> };
-}): Promise<LoadResult> {
-  const pool = new Pool(new URL(opts.url).origin, { connections: opts.clients });
-  const result: LoadResult = { durationS: opts.durationS, ok: 0, otherStatuses: {}, errors: 0, latenciesMs: [] };
-  const deadline = Date.now() + opts.durationS * 1000;
-  const worker = async () => {
-    while (Date.now() < deadline) {
-      const { method, path: reqPath, body, headers } = opts.next();
-      const started = process.hrtime.bigint();
-      try {
-        const { status } = await send(pool, { method: method ?? (body === undefined ? 'GET' : 'POST'), path: reqPath, headers, body }, false);
-        if (status === opts.expectStatus) {
-          result.ok += 1;
-          result.latenciesMs.push(Number(process.hrtime.bigint() - started) / 1e6);
-        } else {
-          result.otherStatuses[status] = (result.otherStatuses[status] ?? 0) + 1;
-        }
-      } catch {
-        result.errors += 1;
-      }
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: opts.clients }, worker));
-  } finally {
-    await pool.close();
-  }
-  result.latenciesMs.sort((a, b) => a - b);
-  return result;
 }
 
 /** The body of one create: guest and metadata of a realistic size (as the booking bench sends). */

@@ -39,7 +39,7 @@ import { makeBooking, startRadicale, type TestRadicale } from '@sched/testing';
 import { bookingEvent } from '../../services/calendar-sync/src/domain/booking-event';
 import { toICalendar } from '../../services/calendar-sync/src/providers/caldav/ical-write';
 import { coreUse, costOfSlice, p50p99, type CpuSample } from './floor-stats';
-import { cpuMs, machineBusyMs, machineFacts, progress, round, runBench, writeFigures } from './harness';
+import { cpuMs, machineBusyMs, machineFacts, progress, readCpuTimes, round, runBench, stealPct, stealPctOver, stealText, writeFigures, type CpuTimes } from './harness';
 
 const PUTS = Number(process.env.BENCH_RADICALE_PUTS ?? 1500);
 const WRITERS = Number(process.env.BENCH_RADICALE_WRITERS ?? 4);
@@ -153,7 +153,8 @@ async function scenario(calendars: number, failed: string[]) {
     const latencies: number[] = new Array<number>(PUTS);
     const doneOrder: number[] = [];
     const connectsBefore = connects;
-    const before = { self: cpuMs(process.pid), machine: machineBusyMs(), at: Date.now() };
+    const beforeTimes = readCpuTimes();
+    const before = { self: cpuMs(process.pid), machine: machineBusyMs(beforeTimes), at: Date.now(), times: beforeTimes };
     radicaleAtDone.push(cpuMs(pid));
     sample();
     const sampler = setInterval(sample, 250);
@@ -171,7 +172,8 @@ async function scenario(calendars: number, failed: string[]) {
     );
     clearInterval(sampler);
     sample();
-    const after = { self: cpuMs(process.pid), machine: machineBusyMs(), at: Date.now() };
+    const afterTimes = readCpuTimes();
+    const after = { self: cpuMs(process.pid), machine: machineBusyMs(afterTimes), at: Date.now(), times: afterTimes };
     const elapsedS = (after.at - before.at) / 1000;
     const radicaleMs = radicaleAtDone[PUTS]! - radicaleAtDone[0]!;
 
@@ -204,12 +206,15 @@ async function scenario(calendars: number, failed: string[]) {
       radicale_core_pct: use,
       radicale_max_threads: maxThreads,
       machine_busy_pct: round((100 * (after.machine - before.machine)) / ((after.at - before.at) * cpus().length), 1),
+      steal_pct: stealPct(before.times, after.times),
       first_100: slice(0, SLICE),
       last_100: slice(PUTS - SLICE, PUTS),
       latency: p50p99(latencies),
       connections_opened_per_put: round((connects - connectsBefore) / PUTS, 2),
       non_201: statuses,
       calendar_events_at_end: events,
+      /** The machine's CPU times at the run's start and end (for the steal over both scenarios; not written). */
+      measured: { before: before.times, after: after.times },
     };
   } finally {
     agent.destroy();
@@ -220,16 +225,18 @@ async function scenario(calendars: number, failed: string[]) {
 
 runBench(log, async (failed) => {
   const loadBefore = loadavg();
-  const results: Record<string, Awaited<ReturnType<typeof scenario>> & { bounds: string }> = {};
+  const results: Record<string, Omit<Awaited<ReturnType<typeof scenario>>, 'measured'> & { bounds: string }> = {};
+  const measured: Array<{ before: CpuTimes; after: CpuTimes }> = [];
   for (const s of SCENARIOS) {
     log(`${s.calendars} calendar(s): a fresh Radicale (nice 0), ${WARMUP} warm-up events, then ${PUTS} PUTs, ${WRITERS} writers`);
-    const r = await scenario(s.calendars, failed);
-    log(`${s.calendars} calendar(s): ${r.puts_per_s} PUTs/s, Radicale ${r.radicale_cpu_ms_per_put} ms CPU per PUT (first 100: ${r.first_100.radicale_cpu_ms_per_put}, last 100: ${r.last_100.radicale_cpu_ms_per_put}), at most ${r.radicale_core_pct?.max_pct} % of a core`);
+    const { measured: interval, ...r } = await scenario(s.calendars, failed);
+    measured.push(interval);
+    log(`${s.calendars} calendar(s): ${r.puts_per_s} PUTs/s, Radicale ${r.radicale_cpu_ms_per_put} ms CPU per PUT (first 100: ${r.first_100.radicale_cpu_ms_per_put}, last 100: ${r.last_100.radicale_cpu_ms_per_put}), at most ${r.radicale_core_pct?.max_pct} % of a core; ${stealText(r.steal_pct)}`);
     results[s.name] = { ...r, bounds: s.bounds };
   }
   writeFigures('radicale-floor.json', {
     benchmark: 'radicale-floor',
-    machine: machineFacts(loadBefore),
+    machine: machineFacts(loadBefore, stealPctOver(measured)),
     radicale_version: radicaleVersion(),
     requests_per_booking: 'one PUT (If-None-Match: *), as calendar-sync writes a new Booking',
     ...results,

@@ -30,7 +30,7 @@ import autocannon from 'autocannon';
 import { listeningPort, startChild, type Child } from '../../services/availability/bench/processes';
 import { ROOT } from '../support/system';
 import { microsPerRequest } from './floor-stats';
-import { cpuMs, machineBusyMs, machineFacts, progress, runBench, writeFigures } from './harness';
+import { cpuMs, machineBusyMs, machineFacts, progress, readCpuTimes, runBench, stealPct, stealPctOver, stealText, writeFigures, type CpuTimes } from './harness';
 
 const CONNECTIONS = 50;
 const WINDOW_S = Number(process.env.BENCH_SLOTS_WINDOW_S ?? 65);
@@ -39,6 +39,9 @@ const BODY_FILE = process.env.BENCH_SLOTS_BODY ?? path.join(ROOT, '.data', 'benc
 /** A request target of the Slots request's length. */
 const SLOTS_PATH = '/v1/event-types/evt_0123456789abcdefghijkl/slots?from=2026-12-01&to=2026-12-31&timezone=Europe%2FBerlin';
 const log = progress('slots-floor');
+
+/** The machine's CPU times at the start and end of each variant's window: the steal over them. */
+const measured: Array<{ before: CpuTimes; after: CpuTimes }> = [];
 
 const bench = (name: string, args: string[], env: Record<string, string> = {}) => startChild(path.join(ROOT, 'tests-e2e/bench', name), args, env);
 
@@ -53,13 +56,17 @@ async function variant(name: string, processes: Record<string, Child>, frontUrl:
   await load(`${frontUrl}${SLOTS_PATH}`, WARMUP_S);
   const pids = Object.fromEntries(Object.entries(processes).map(([k, c]) => [k, c.proc.pid!]));
   const read = () => ({ ...Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)])), 'load generator': cpuMs(process.pid), machine: machineBusyMs() });
+  const timesBefore = readCpuTimes();
   const before = read();
   const r = await load(`${frontUrl}${SLOTS_PATH}`, WINDOW_S);
   const after = read();
+  const timesAfter = readCpuTimes();
+  const steal = stealPct(timesBefore, timesAfter);
+  measured.push({ before: timesBefore, after: timesAfter });
   if (r.non_2xx_or_errors > 0) failed.push(`${name}: ${r.non_2xx_or_errors} requests failed or answered other than 2xx`);
   const cpu = microsPerRequest(before, after, r.requests);
-  log(`${name}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.requests_per_s} req/s; CPU µs per request ${JSON.stringify(cpu)}`);
-  return { ...r, cpu_us_per_request: cpu };
+  log(`${name}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.requests_per_s} req/s; CPU µs per request ${JSON.stringify(cpu)}; ${stealText(steal)}`);
+  return { ...r, cpu_us_per_request: cpu, steal_pct: steal };
 }
 
 runBench(log, async (failed) => {
@@ -84,7 +91,7 @@ runBench(log, async (failed) => {
     const withCredential = await variant('two hops with the internal credential', { server: verifying.child, proxy: signing.child }, signing.url, body, failed);
     writeFigures('slots-floor.json', {
       benchmark: 'slots-floor',
-      machine: machineFacts(loadBefore),
+      machine: machineFacts(loadBefore, stealPctOver(measured)),
       scenario: { connections: CONNECTIONS, window_s: WINDOW_S, warmup_s: WARMUP_S, load_generator: 'autocannon, in the bench process' },
       response_bytes: body.length,
       one_hop: oneHop,

@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import amqp from 'amqplib';
 import pg from 'pg';
 import { createTestDatabase, testAmqp } from '@sched/testing';
-import { LOAD_GENERATOR, machineCpu, machineFacts, progress, round, runBench, writeFigures } from './harness';
+import { LOAD_GENERATOR, machineCpu, machineFacts, progress, readCpuTimes, round, runBench, stealPct, stealPctOver, stealText, writeFigures, type CpuTimes } from './harness';
 
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 150);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -50,6 +50,8 @@ const DELIVERIES_PER_BOOKING = MESSAGES.reduce((n, [, queues]) => n + queues.len
 /** CPU ms so far of one process group on the machine (harness machineCpu: Postgres, RabbitMQ, this process); no system of ours runs here. */
 const groupCpuMs = (group: string) => machineCpu({ processes: [], radicale: { dataDir: '/nonexistent' } }).groups.get(group) ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The machine's CPU times at the start and end of each measured interval: the steal over them. */
+const measured: Array<{ before: CpuTimes; after: CpuTimes }> = [];
 
 async function brokerFloor(): Promise<Record<string, number>> {
   const { url } = testAmqp();
@@ -90,7 +92,7 @@ async function brokerFloor(): Promise<Record<string, number>> {
   await sleep(1000);
   const total = RATE_PER_S * DURATION_S;
   const expected = delivered + total * DELIVERIES_PER_BOOKING;
-  const before = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now() };
+  const before = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now(), times: readCpuTimes() };
   const started = Date.now();
   const inFlight: Promise<unknown>[] = [];
   for (let i = 0; i < total; i++) {
@@ -100,7 +102,8 @@ async function brokerFloor(): Promise<Record<string, number>> {
   }
   await Promise.all(inFlight);
   while (delivered < expected) await sleep(20);
-  const after = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now() };
+  const after = { rmq: groupCpuMs('rabbitmq'), self: groupCpuMs(LOAD_GENERATOR), at: Date.now(), times: readCpuTimes() };
+  measured.push({ before: before.times, after: after.times });
   for (const c of consumers) await c.ch.deleteQueue(c.name).catch(() => undefined);
   await pub.deleteExchange(exchange).catch(() => undefined);
   await conn.close();
@@ -109,6 +112,7 @@ async function brokerFloor(): Promise<Record<string, number>> {
     achieved_per_s: round(total / ((after.at - before.at) / 1000), 1),
     rabbitmq_cpu_ms_per_booking: round((after.rmq - before.rmq) / total, 3),
     client_cpu_ms_per_booking: round((after.self - before.self) / total, 3),
+    steal_pct: stealPct(before.times, after.times),
   };
 }
 
@@ -124,7 +128,7 @@ async function postgresFloor(): Promise<Record<string, number>> {
     const insert = () => pool.query('INSERT INTO floor_rows (body) VALUES ($1)', [body]);
     for (let i = 0; i < 200; i++) await insert();
     let commits = 0;
-    const before = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR) };
+    const before = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR), times: readCpuTimes() };
     const until = Date.now() + DURATION_S * 1000;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
@@ -134,7 +138,8 @@ async function postgresFloor(): Promise<Record<string, number>> {
         }
       }),
     );
-    const after = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR) };
+    const after = { pg: groupCpuMs('postgres'), self: groupCpuMs(LOAD_GENERATOR), times: readCpuTimes() };
+    measured.push({ before: before.times, after: after.times });
     const perCommit = (after.pg - before.pg) / commits;
     return {
       commits,
@@ -143,6 +148,7 @@ async function postgresFloor(): Promise<Record<string, number>> {
       client_cpu_ms_per_commit: round((after.self - before.self) / commits, 3),
       transactions_per_booking: TRANSACTIONS_PER_BOOKING,
       postgres_cpu_ms_per_booking: round(perCommit * TRANSACTIONS_PER_BOOKING, 3),
+      steal_pct: stealPct(before.times, after.times),
     };
   } finally {
     await pool.end();
@@ -157,9 +163,11 @@ runBench(log, async () => {
   log(`postgres: one-row durable commits, 8 connections, ${DURATION_S} s`);
   const postgres = await postgresFloor();
   const floor = round(broker.rabbitmq_cpu_ms_per_booking! + postgres.postgres_cpu_ms_per_booking!, 2);
+  const steal = stealPctOver(measured);
+  log(`floor ${floor} ms per Booking; ${stealText(steal)} (broker ${broker.steal_pct} %, postgres ${postgres.steal_pct} %)`);
   writeFigures('system-floor.json', {
     benchmark: 'system-floor',
-    machine: machineFacts(loadBefore),
+    machine: machineFacts(loadBefore, steal),
     scenario: { rate_per_s: RATE_PER_S, duration_s: DURATION_S },
     broker,
     postgres,

@@ -1,13 +1,15 @@
 /**
- * The floor benches' arithmetic (tests-e2e/bench/floor-stats.ts) and how `pnpm bench --report`
- * (scripts/bench.mjs) renders their figures as the "physical limit, same run" of the whole-system rows
- * they bound. No system runs here: the renderer reads figures files from a temporary folder.
+ * The floor benches' arithmetic (tests-e2e/bench/floor-stats.ts), the steal over /proc/stat readings
+ * (proc-stat.ts), and how `pnpm bench --report` (scripts/bench.mjs) renders their figures as the "physical
+ * limit, same run" of the whole-system rows they bound, and each run's CPU stolen by the host. No system
+ * runs here: the renderer reads figures files from a temporary folder.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { coreUse, corePercents, costOfSlice, microsPerRequest, p50p99 } from '../bench/floor-stats';
+import { allTicks, busyTicks, parseCpuTimes, stealPct, stealPctOver } from '../bench/proc-stat';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -36,6 +38,29 @@ describe('floor-stats', () => {
     expect(p50p99([5, 1, 4, 2, 3])).toEqual({ p50_ms: 3, p99_ms: 5 });
     expect(p50p99([])).toEqual({ p50_ms: NaN, p99_ms: NaN });
     expect(microsPerRequest({ server: 100, proxy: 200 }, { server: 130, proxy: 260 }, 1000)).toEqual({ server: 30, proxy: 60 });
+  });
+});
+
+describe('proc-stat: the CPU stolen by the host', () => {
+  // Two readings of /proc/stat 5 s apart on 2 CPUs (1,000 ticks of 10 ms in all): 250 of them stolen.
+  const before = parseCpuTimes('cpu  66310 7225 16565 100900 1499 10 2292 8667 0 0\ncpu0 33155 3612 8282 50450 749 5 1146 4333 0 0\nintr 1 2 3\n');
+  const after = parseCpuTimes('cpu  66710 7225 16665 101100 1499 10 2342 8917 120 0\ncpu0 1 1 1 1 1 1 1 1 0 0\n');
+
+  it('reads the cpu line (guest left out: the kernel counts it in user) and adds its ticks up', () => {
+    expect(before).toEqual({ user: 66310, nice: 7225, system: 16565, idle: 100900, iowait: 1499, irq: 10, softirq: 2292, steal: 8667 });
+    expect(allTicks(after) - allTicks(before)).toBe(1000);
+    expect(busyTicks(after) - busyTicks(before)).toBe(800); // user 400 + system 100 + softirq 50 + steal 250
+    expect(parseCpuTimes('cpu  10 0 5 100\n')).toMatchObject({ iowait: 0, steal: 0 });
+    expect(() => parseCpuTimes('intr 1 2 3\ncpu 1 2 3 4')).toThrow(/not the cpu line/);
+  });
+
+  it('gives the stolen share of elapsed time × CPUs, alone and over several intervals', () => {
+    expect(stealPct(before, after)).toBe(25);
+    expect(stealPct(before, before)).toBeNaN();
+    // A second interval of 400 ticks with none stolen: 250 of 1,400 together.
+    const later = { ...after, user: after.user + 100, idle: after.idle + 300 };
+    expect(stealPct(after, later)).toBe(0);
+    expect(stealPctOver([{ before, after }, { before: after, after: later }])).toBe(17.9);
   });
 });
 
@@ -153,5 +178,42 @@ describe('pnpm bench --report: the floors as the physical limit of the rows they
     expect(row(without, 'Slots through the gateway, 50 connections')[5]).toBe('3 ms (bare Node HTTP, one hop, same 24737 B)');
     expect(row(without, '… CPU per request (µs')[5]).toBe('–');
     expect(without).not.toContain("the calendar provider's own limit");
+  });
+});
+
+describe('pnpm bench --report: the CPU stolen by the host', () => {
+  const burst = (stealPctBurst?: number, stealPctPgbench?: number) => ({
+    machine: { ...machine, ...(stealPctBurst === undefined ? {} : { steal_pct: stealPctBurst }) },
+    creates_per_s: 200,
+    ratio_of_pgbench: 0.1,
+    p50_ms: 150,
+    p99_ms: 280,
+    non_201: {},
+    backlog_at_end: { calendar_pending: 10, webhooks_pending: 5 },
+    cpu_ms_per_create: cpu,
+    pgbench: { tps: 2000, p50_ms: 10, p99_ms: 20, ...(stealPctPgbench === undefined ? {} : { steal_pct: stealPctPgbench }) },
+    met: { ratio: false, p99: false },
+    failed_checks: [],
+  });
+  const last = (page: string, figure: string) => row(page, figure).at(-1);
+
+  it('shows it beside the load at start, with the physical limit\'s in brackets, and explains it', () => {
+    const page = render({
+      'system-create-burst.json': burst(23.4, 4),
+      'system-sustained.json': { ...sustained(1), machine: { ...machine, steal_pct: 0 } },
+      'system-slots.json': { ...slots, machine: { ...machine, steal_pct: 12.5 }, static_baseline: { ...slots.static_baseline, steal_pct: 30 } },
+    });
+    expect(page).toContain('| load at start; CPU stolen by the host during the run |');
+    expect(last(page, 'Creates through the gateway')).toBe('1.50 1.20 1; 23.4 % (pgbench 4 %)');
+    expect(last(page, '… CPU per create during the burst')).toBe('1.50 1.20 1; 23.4 % (pgbench 4 %)');
+    expect(last(page, 'Sustained, every Booking')).toBe('1.50 1.20 1; 0 %');
+    expect(last(page, 'Slots through the gateway, 50 connections')).toBe('1.50 1.20 1; 12.5 % (bare server 30 %)');
+    expect(page).toContain('"steal", the 8th figure of the `cpu` line of /proc/stat');
+  });
+
+  it('shows – for figures written before it was measured', () => {
+    const page = render({ 'system-create-burst.json': burst(), 'system-sustained.json': sustained(1) });
+    expect(last(page, 'Creates through the gateway')).toBe('1.50 1.20 1; –');
+    expect(last(page, 'Sustained, every Booking')).toBe('1.50 1.20 1; –');
   });
 });

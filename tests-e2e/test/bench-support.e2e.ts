@@ -1,15 +1,11 @@
 /**
- * The benchmarks' own load generator and webhook receiver (tests-e2e/bench/harness.ts, support/tenant.ts
- * startReceiver), without a system: the receiver still verifies every delivery in both modes, the load
- * generator counts what it is answered.
+ * The benchmarks' own webhook receiver (support/tenant.ts startReceiver), without a system: it still
+ * verifies every delivery in both modes. The load generator's tests are libs/testing's closed-loop.test.ts.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { makeEvent, toWebhookBody } from '@sched/contracts';
 import { makeBooking } from '../../libs/contracts/test/fixtures';
-import { runClosedLoop } from '../bench/harness';
 import { startReceiver } from '../support/tenant';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -89,6 +85,36 @@ describe("startReceiver verify 'after' (the benchmarks' receiver)", () => {
     expect(() => r.verifyPending()).toThrow(/failed verification: .*signature/i);
   });
 
+  it('defers again from deferVerification (a measured phase after a warm-up) to the next verifyPending', async () => {
+    const r = await receiver({ verify: 'after' });
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(r.verifyPending()).toBe(1); // the warm-up is over
+    r.deferVerification(); // the measured phase
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(await deliver(r.url, delivery())).toBe(204);
+    // Both waited: verified now, not on arrival.
+    expect(r.verifyPending()).toBe(2);
+    // The phase is over: verified on arrival again.
+    expect(await deliver(r.url, delivery())).toBe(204);
+    expect(r.verifyPending()).toBe(0);
+  });
+
+  it('in a measured phase, verifies a delivery pending 4 minutes (within the 5-minute timestamp tolerance), not before', async () => {
+    // Only the clock and the timers are faked: the HTTP exchange runs on real I/O.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const r = await receiver({ verify: 'after' });
+      expect(await deliver(r.url, delivery())).toBe(204);
+      jest.advanceTimersByTime(3.5 * 60_000);
+      expect(await deliver(r.url, delivery())).toBe(204);
+      jest.advanceTimersByTime(60_000);
+      // The first (4.5 min old) was verified by the 30-s check, within the tolerance; the second (1 min old) still waits.
+      expect(r.verifyPending()).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('fails on a delivery signed with another secret, and on one that is not JSON', async () => {
     for (const payload of [undefined, 'not json']) {
       const r = await receiver({ verify: 'after' });
@@ -96,44 +122,6 @@ describe("startReceiver verify 'after' (the benchmarks' receiver)", () => {
       const d = delivery();
       expect(await deliver(r.url, payload === undefined ? d : { ...d, payload })).toBe(204);
       expect(() => r.verifyPending()).toThrow(/failed verification/);
-    }
-  });
-});
-
-describe('runClosedLoop (the burst load generator)', () => {
-  it('sends each request next() gives, counts the expected status and the others apart', async () => {
-    const seen: Array<{ method: string; url: string; key: string; body: string }> = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        seen.push({ method: req.method!, url: req.url!, key: String(req.headers['idempotency-key']), body });
-        res.writeHead(seen.length % 5 === 0 ? 409 : 201, { 'content-type': 'application/json' }).end('{"data":{}}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as AddressInfo;
-    let n = 0;
-    try {
-      const result = await runClosedLoop({
-        url: `http://127.0.0.1:${port}`,
-        clients: 4,
-        durationS: 1,
-        expectStatus: 201,
-        next: () => {
-          const i = n++;
-          return { method: 'POST', path: '/v1/bookings', headers: { 'content-type': 'application/json', 'idempotency-key': `k-${i}` }, body: JSON.stringify({ i }) };
-        },
-      });
-      expect(seen.length).toBeGreaterThan(10);
-      expect(result.ok + (result.otherStatuses['409'] ?? 0)).toBe(seen.length);
-      expect(result.otherStatuses['409']).toBe(Math.floor(seen.length / 5));
-      expect(result.errors).toBe(0);
-      expect(result.latenciesMs).toHaveLength(result.ok);
-      expect(new Set(seen.map((s) => s.key)).size).toBe(seen.length);
-      expect(seen.every((s) => s.method === 'POST' && s.url === '/v1/bookings' && JSON.parse(s.body).i === Number(s.key.slice(2)))).toBe(true);
-    } finally {
-      await new Promise((r) => server.close(r));
     }
   });
 });

@@ -15,3 +15,4 @@ export { startFakeGoogle, type FakeGoogle, type FakeGoogleEvent } from './provid
 export { startFakeMicrosoft, type FakeMicrosoft } from './providers/fake-microsoft';
 export { startOAuthFakes, type OAuthFakes } from './providers/oauth-fakes';
 export { expectProcessRolesSplit, captureLogs, loopbackUrl, type ProcessRolesSplit, type RoleProcess, type SplitRole } from './process-roles';
+export { runClosedLoop, send, type Answer, type LoadRequest, type LoadResult } from './closed-loop';
