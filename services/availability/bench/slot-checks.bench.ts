@@ -16,7 +16,8 @@
  * connections take consecutive free starts, in calls of 1–8 starts (seeded).
  *
  * Figures per checked start: CPU of this process (process.cpuUsage: the domain, the pg client, the
- * fake calendar's filter) and of the Postgres backend (/proc), statements sent; then, in a second pass
+ * fake calendar's filter) and of the Postgres backend (/proc), statements sent; the process's CPU for
+ * the same calls with the store's answers kept in memory (the domain alone, MEMORY_ROUNDS times); then, in a second pass
  * of the same calls under V8's precise coverage with call counts (node:inspector), how often each
  * function of src/ and of libs/contracts ran (the top ones). The coverage pass is not timed: counting slows V8 down.
  */
@@ -36,6 +37,8 @@ import { rng } from './fixture';
 
 const STARTS = Number(process.env.STARTS ?? 4000);
 const WARMUP_STARTS = 1000;
+/** Rounds of the timed calls on the memory store (its figure is small, so it runs longer). */
+const MEMORY_ROUNDS = Number(process.env.MEMORY_ROUNDS ?? 10);
 const DAY_MS = 86_400_000;
 const MIN_MS = 60_000;
 const NOW = new Date('2026-06-01T00:00:00.000Z');
@@ -105,6 +108,35 @@ function fakeCalendar(): (range: Interval) => Interval[] {
   };
 }
 
+/**
+ * The store's answers for these calls, kept in memory: the context as pg gives it (a fresh object, the
+ * schedule parsed from its JSON text, every call), the host's booked intervals by a binary search.
+ */
+async function memoryStore(db: FindSlots.SlotSources, ws: string, hostId: string, eventTypeId: string): Promise<FindSlots.SlotSources> {
+  const ctx = (await db.loadContext(ws, eventTypeId))!;
+  const text = JSON.stringify(ctx);
+  const booked = (await db.bookedIntervals(ws, hostId, { start: 0, end: NOW.getTime() + 400 * DAY_MS })).sort((a, b) => a.start - b.start);
+  return {
+    loadContext: async () => {
+      const parsed = JSON.parse(text) as FindSlots.SlotContext;
+      return { ...parsed, eventType: { ...parsed.eventType, createdAt: new Date(parsed.eventType.createdAt), updatedAt: new Date(parsed.eventType.updatedAt) } };
+    },
+    bookedIntervals: async (_w, _h, range) => {
+      let lo = 0;
+      let hi = booked.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (booked[mid]!.end <= range.start) lo = mid + 1;
+        else hi = mid;
+      }
+      const out: Interval[] = [];
+      for (let i = lo; i < booked.length && booked[i]!.start < range.end; i++) out.push({ start: booked[i]!.start, end: booked[i]!.end });
+      return out;
+    },
+    calendarBusy: db.calendarBusy,
+  };
+}
+
 /** A pool of one connection whose every query is counted on the way out (as app.ts opens the statement pool). */
 function countedPool(url: string): { pool: Pool; sent: { n: number } } {
   const pool = createPool(url, { max: 1, applicationName: 'bench-slot-checks', genericPlans: true, logger: { error: () => undefined } });
@@ -149,9 +181,9 @@ async function main(): Promise<void> {
       calendarBusy: async (_w, _h, range) => calendar(range),
     };
     const answers = { bookable: 0, slot_unavailable: 0 };
-    const run = async (calls: Date[][]) => {
+    const run = async (calls: Date[][], src = sources) => {
       for (const call of calls) {
-        const outcomes = await checkSlots(sources, ws, call.map((startAt) => ({ eventTypeId, startAt })), NOW);
+        const outcomes = await checkSlots(src, ws, call.map((startAt) => ({ eventTypeId, startAt })), NOW);
         for (const o of outcomes) {
           if (o instanceof Error || (!o.bookable && o.reason !== 'slot_unavailable')) throw new Error(`unexpected answer ${JSON.stringify(o)}`);
           if (o.bookable) answers.bookable++;
@@ -176,6 +208,15 @@ async function main(): Promise<void> {
     const pgUs = backendUs() - pg0;
     const statements = sent.n;
     const timed = { ...answers };
+
+    // The same calls on the store's answers kept in memory: the domain's own CPU, without pg and the socket.
+    const memory = await memoryStore(sources, ws, hostId, eventTypeId);
+    await run(callsOf(0, WARMUP_STARTS, 1), memory);
+    answers.bookable = answers.slot_unavailable = 0;
+    const mem0 = process.cpuUsage();
+    for (let i = 0; i < MEMORY_ROUNDS; i++) await run(calls, memory);
+    const mem = process.cpuUsage(mem0);
+    if (answers.bookable !== timed.bookable * MEMORY_ROUNDS) throw new Error('the memory store answered differently');
 
     // Call counts: the same number of starts again, further on, under precise coverage.
     const session = new Session();
@@ -212,6 +253,7 @@ async function main(): Promise<void> {
           calls: calls.length,
           answers: timed,
           node_cpu_us_per_start: Math.round((cpu.user + cpu.system) / STARTS),
+          memory_store_node_cpu_us_per_start: Math.round(((mem.user + mem.system) / STARTS / MEMORY_ROUNDS) * 10) / 10,
           postgres_backend_cpu_us_per_start: Math.round(pgUs / STARTS),
           statements_per_start: per(statements),
           calls_per_start: Object.fromEntries(top.map(([name, n]) => [name, per(n)])),
