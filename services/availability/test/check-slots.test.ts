@@ -127,7 +127,7 @@ const hostWorld: fc.Arbitrary<HostWorld> = fc.record({
           fc.record({
             day: fc.integer({ min: -1, max: FAR_DAY + 1 }),
             intervals: fc.oneof(
-              fc.constant([]),
+              fc.constant<Array<{ start: string; end: string }>>([]),
               fc.tuple(fc.integer({ min: 0, max: 10 * 4 }), fc.integer({ min: 1, max: 12 * 4 })).map(([from, len]) => [
                 { start: hhmm(from * 15), end: hhmm(from * 15 + len * 15) },
                 { start: hhmm(from * 15 + len * 15 + 60), end: '24:00' },
