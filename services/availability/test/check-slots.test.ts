@@ -46,6 +46,8 @@ interface Reads {
 const DAY0 = Math.floor(NOW.getTime() / MS_PER_DAY);
 /** The days after NOW's the checks, Bookings and busy time fall on. */
 const DAYS = 4;
+/** Some checks fall on FAR_DAY instead, so one batch needs host dates that are not consecutive. */
+const FAR_DAY = 12;
 
 /** SlotSources over a World, answering as the real ones do: what overlaps the range asked about. */
 function worldSources(world: World, opts: { storeDown?: boolean } = {}): SlotSources & { reads: Reads } {
@@ -117,6 +119,28 @@ const hostWorld: fc.Arbitrary<HostWorld> = fc.record({
         .tuple(fc.integer({ min: 0, max: 20 * 4 }), fc.integer({ min: 1, max: 16 * 4 }))
         .map(([from, len]) => ({ weekly: everyDay(hhmm(from * 15), hhmm(Math.min(24 * 60, from * 15 + len * 15))), overrides: [] })),
     },
+    // Dates of their own: a day off, or two intervals, on some of the days the checks fall on.
+    {
+      weight: 1,
+      arbitrary: fc
+        .uniqueArray(
+          fc.record({
+            day: fc.integer({ min: -1, max: FAR_DAY + 1 }),
+            intervals: fc.oneof(
+              fc.constant<Array<{ start: string; end: string }>>([]),
+              fc.tuple(fc.integer({ min: 0, max: 10 * 4 }), fc.integer({ min: 1, max: 12 * 4 })).map(([from, len]) => [
+                { start: hhmm(from * 15), end: hhmm(from * 15 + len * 15) },
+                { start: hhmm(from * 15 + len * 15 + 60), end: '24:00' },
+              ]),
+            ),
+          }),
+          { selector: (o) => o.day, maxLength: 4 },
+        )
+        .map((list) => ({
+          weekly: everyDay('06:00', '20:00'),
+          overrides: list.map((o) => ({ date: new Date((DAY0 + o.day) * MS_PER_DAY).toISOString().slice(0, 10), intervals: o.intervals })),
+        })),
+    },
   ),
   calendar: fc.oneof({ weight: 6, arbitrary: fc.array(interval(DAYS), { maxLength: 8 }) }, { weight: 1, arbitrary: fc.constant('not_connected' as const) }),
   failingDays: fc.oneof({ weight: 2, arbitrary: fc.constant<number[]>([]) }, { weight: 1, arbitrary: fc.uniqueArray(fc.integer({ min: 0, max: DAYS }), { minLength: 1, maxLength: 2 }) }),
@@ -167,7 +191,8 @@ const checkOf = (w: World): fc.Arbitrary<SlotCheckInput> =>
     if (n < 0) return fc.record({ eventTypeId: fc.constant('evt_unknownunknownunknown1'), startAt: instant(DAYS).map((ms) => new Date(ms)) });
     const evt = w.eventTypes[n]!;
     const bookings = w.hosts[w.hosts.findIndex((_, i) => hostIdOf(i) === evt.hostId)]!.bookings;
-    const anywhere = fc.record({ eventTypeId: fc.constant(evt.id), startAt: instant(DAYS).map((ms) => new Date(ms)) });
+    const far = fc.integer({ min: 0, max: 1440 / 5 }).map((q) => (DAY0 + FAR_DAY) * MS_PER_DAY + q * 5 * MIN);
+    const anywhere = fc.record({ eventTypeId: fc.constant(evt.id), startAt: fc.oneof({ weight: 4, arbitrary: instant(DAYS) }, { weight: 1, arbitrary: far }).map((ms) => new Date(ms)) });
     if (bookings.length === 0) return anywhere;
     const booking = fc.constantFrom(...bookings);
     return fc.oneof(

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { findSlotStarts, forbiddenStarts, mergeIntervals, type Interval, type SlotEngineInput } from '../src/domain/slot-engine';
+import { findSlotStarts, forbiddenStarts, isCandidateStart, mergeIntervals, overlapsMerged, prepareAvailability, type Interval, type SlotEngineInput } from '../src/domain/slot-engine';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-06-01T00:00:00.000Z');
@@ -191,5 +191,65 @@ describe('slot engine: properties against the brute-force oracle', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('slot engine: one start at a time (the slot check)', () => {
+  /** A start worth asking about: a grid point of an interval (often), an edge of one or of a busy interval, or any millisecond. */
+  const startOf = (inp: SlotEngineInput) => {
+    const points = [...inp.availability.flatMap((a) => [a.start, a.end, a.end - inp.durationMs]), ...inp.busy.flatMap((b) => [b.start, b.end])];
+    const grid = inp.availability.length > 0 ? fc.tuple(fc.constantFrom(...inp.availability), fc.integer({ min: -2, max: 40 })).map(([a, k]) => a.start + k * inp.stepMs) : fc.constant(T0);
+    // A grid point next to busy time, where buffers and edges decide.
+    const nearBusy =
+      inp.availability.length > 0 && inp.busy.length > 0
+        ? fc
+            .tuple(fc.constantFrom(...inp.availability), fc.constantFrom(...inp.busy), fc.boolean(), fc.integer({ min: -3, max: 3 }))
+            .map(([a, b, atEnd, k]) => a.start + (Math.floor(((atEnd ? b.end : b.start) - a.start) / inp.stepMs) + k) * inp.stepMs)
+        : grid;
+    return fc.oneof(
+      { weight: 3, arbitrary: grid },
+      { weight: 3, arbitrary: nearBusy },
+      { weight: 2, arbitrary: points.length > 0 ? fc.constantFrom(...points).chain((p) => fc.integer({ min: -1, max: 1 }).map((d) => p + d * MIN)) : fc.constant(T0) },
+      { weight: 1, arbitrary: fc.integer({ min: T0 - 1440 * MIN, max: T0 + 4 * 1440 * MIN }) },
+    );
+  };
+  /** Busy time as the check gets it: sometimes with empty intervals, which block nothing. */
+  const withEmpty = (inp: SlotEngineInput) => fc.array(msOrMinute(-120, 3 * 1440), { maxLength: 2 }).map((at) => [...inp.busy, ...at.map((a) => ({ start: T0 + a, end: T0 + a }))]);
+
+  it('isCandidateStart and overlapsMerged answer exactly what findSlotStarts answers for the window [s, s + 1)', () => {
+    let bookable = 0;
+    let refusedByBusy = 0;
+    fc.assert(
+      fc.property(
+        engineInput
+          // Often without notice and advance in the way, so availability and busy time decide.
+          .chain((inp) => fc.constantFrom(inp, { ...inp, now: T0 - 2 * 1440 * MIN, minimumNoticeMs: 0, maximumAdvanceMs: 10 * 1440 * MIN }))
+          .chain((inp) => fc.tuple(fc.constant(inp), startOf(inp), withEmpty(inp))),
+        ([inp, s, busy]) => {
+          const full = findSlotStarts({ ...inp, busy, window: { start: s, end: s + 1 } });
+          const candidate = isCandidateStart(prepareAvailability(inp.availability), inp, inp.now, s);
+          expect(candidate).toBe(findSlotStarts({ ...inp, busy: [], window: { start: s, end: s + 1 } }).length === 1);
+          const blocked = overlapsMerged(mergeIntervals(busy), { start: s - inp.bufferBeforeMs, end: s + inp.durationMs + inp.bufferAfterMs });
+          expect(candidate && !blocked ? [s] : []).toEqual(full);
+          if (full.length === 1) bookable++;
+          else if (candidate) refusedByBusy++;
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    // Not vacuous: bookable starts and candidates refused by busy time both came up (about 190 and 60 of the 3,000).
+    expect(bookable).toBeGreaterThan(50);
+    expect(refusedByBusy).toBeGreaterThan(20);
+  });
+
+  it('finds the grid of the segment that holds the start when segments overlap, and refuses a start no segment holds on its grid', () => {
+    const rules = input({ stepMs: 30 * MIN, durationMs: 15 * MIN });
+    const prepared = prepareAvailability([iv(540, 1020), iv(600, 610), iv(545, 700)]);
+    expect(isCandidateStart(prepared, rules, rules.now, at(545 + 30))).toBe(true); // 09:35 on 09:05's grid
+    expect(isCandidateStart(prepared, rules, rules.now, at(570))).toBe(true); // 09:30 on 09:00's grid
+    expect(isCandidateStart(prepared, rules, rules.now, at(600))).toBe(true);
+    expect(isCandidateStart(prepared, rules, rules.now, at(555))).toBe(false);
+    expect(isCandidateStart(prepared, rules, rules.now, at(1020 - 10))).toBe(false); // the meeting would end after 17:00
+    expect(() => isCandidateStart(prepared, { ...rules, stepMs: 0 }, rules.now, at(600))).toThrow(RangeError);
   });
 });

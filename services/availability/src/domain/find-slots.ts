@@ -1,8 +1,8 @@
 import { DomainError, MS_PER_DAY, toTimestamp, type ListSlotsQuery, type Slot, type SlotCheckResponse } from '@sched/contracts';
 import { resolveAvailability, type HostSchedule } from './availability-resolver';
 import { bookabilityOf, slotRulesOf, type EventTypeView } from './event-type';
-import { addDays, formatLocal, localDateOf, startOfLocalDate } from './local-time';
-import { findSlotStarts, type Interval, type SlotEngineInput } from './slot-engine';
+import { addDays, DAY_MS, formatLocal, localDateOf, startOfLocalDate, toWall, wallToDate } from './local-time';
+import { findSlotStarts, isCandidateStart, mergeIntervals, overlapsMerged, prepareAvailability, type Interval, type PreparedAvailability, type SlotEngineInput, type SlotRules } from './slot-engine';
 import { slotsCacheKey, type SlotsCache, type SlotsCacheTicket } from './slots-cache';
 
 /** Everything the Slots computation reads about one Event Type. */
@@ -179,12 +179,11 @@ export async function checkSlot(sources: SlotSources, workspaceId: string, input
   const start = input.startAt.getTime();
   const starts = await slotStarts(sources, workspaceId, ctx, { start, end: start + 1 }, now.getTime(), input.excludeBookingId);
   if (starts === 'not_connected') return { bookable: false, reason: 'event_type_not_bookable' };
-  return answerOf(ctx, start, starts);
+  return answerOf(ctx, slotRulesOf(ctx.eventType), start, starts[0] === start);
 }
 
-function answerOf(ctx: SlotContext, start: number, starts: number[]): SlotCheckResponse {
-  if (starts[0] !== start) return { bookable: false, reason: 'slot_unavailable' };
-  const rules = slotRulesOf(ctx.eventType);
+function answerOf(ctx: SlotContext, rules: SlotRules, start: number, bookable: boolean): SlotCheckResponse {
+  if (!bookable) return { bookable: false, reason: 'slot_unavailable' };
   const end = start + rules.durationMs;
   return {
     bookable: true,
@@ -201,18 +200,43 @@ function answerOf(ctx: SlotContext, start: number, starts: number[]): SlotCheckR
 /** One check's answer, or the DomainError calendar_unavailable its calendar's busy time met. */
 export type SlotCheckOutcome = SlotCheckResponse | DomainError;
 
-/** A check that needs busy time: its engine input and the span it needs read. */
+/** A check that needs busy time: its start, its Event Type, and its blocked range (the span it needs read). */
 interface PendingCheck {
   index: number;
   ctx: SlotContext;
+  rules: SlotRules;
   start: number;
-  input: SlotEngineInput;
+  /** [start − buffer_before, start + duration + buffer_after): the busy time that can refuse it. */
   busyRange: Interval;
   excludeBookingId?: string;
 }
 
-const overlapping = (intervals: readonly Interval[], range: Interval): Interval[] => intervals.filter((i) => i.start < range.end && i.end > range.start);
+/** One Event Type of a batch: its rules, and the availability of the host dates its checks need, resolved once. */
+interface BatchEventType {
+  ctx: SlotContext;
+  rules: SlotRules;
+  /** The host's local dates its checks need, as day numbers (wall midnight ÷ one day). */
+  days: Set<number>;
+  availability?: PreparedAvailability;
+}
+
 const spanOf = (ranges: readonly Interval[]): Interval => ({ start: Math.min(...ranges.map((r) => r.start)), end: Math.max(...ranges.map((r) => r.end)) });
+
+/** The host's local date of `instant`, as a day number (localDateOf without the text). */
+const localDayOf = (timeZone: string, instant: number): number => Math.floor(toWall(timeZone, instant) / DAY_MS);
+
+/** The schedule's intervals on the given local dates (day numbers): resolveAvailability once per run of consecutive dates. */
+function availabilityOnDays(ctx: SlotContext, days: ReadonlySet<number>): Interval[] {
+  const sorted = [...days].sort((a, b) => a - b);
+  const out: Interval[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    out.push(...resolveAvailability(ctx.schedule, ctx.hostTimezone, wallToDate(sorted[i]! * DAY_MS), wallToDate(sorted[j]! * DAY_MS)));
+    i = j + 1;
+  }
+  return out;
+}
 
 /**
  * The reads a group of checks shares: the checks of one host whose busy spans touch the same UTC days.
@@ -230,10 +254,15 @@ function readGroupOf(hostId: string, range: Interval): string {
  * checkSlot for several checks of one workspace at once (the booking service's concurrent creates and
  * reschedules, one call: issue 18), answering in order exactly what checkSlot answers for each alone,
  * with the reads shared: each Event Type's context once; per host and UTC days (readGroupOf) one
- * calendar busy read and one booked-interval read over the span all of its checks need, each check's
- * engine then given only the intervals overlapping its own span (what its own read would have
- * answered). A check with `excludeBookingId` reads the projection on its own, since the shared read
- * cannot tell whose blocked range is whose.
+ * calendar busy read and one booked-interval read over the span all of its checks need. A check with
+ * `excludeBookingId` reads the projection on its own, since the shared read cannot tell whose blocked
+ * range is whose.
+ *
+ * The work is per checked start, not per day: each Event Type's availability is resolved once for the
+ * batch, over the host dates its checks need (those checkSlot resolves for each, candidatesOf), and
+ * each read's busy time is merged once; then each start is one test of the definition at that start
+ * (isCandidateStart, overlapsMerged), not a walk of the grid. test/check-slots.test.ts compares the
+ * answers with checkSlot's full computation on random batches.
  *
  * Failures: a calendar that cannot be read (DomainError calendar_unavailable) fails only the checks
  * of its read group, as that check's outcome; not connected answers them event_type_not_bookable, as
@@ -245,7 +274,9 @@ export async function checkSlots(sources: SlotSources, workspaceId: string, inpu
   const contexts = new Map(await Promise.all(ids.map(async (id) => [id, await sources.loadContext(workspaceId, id)] as const)));
 
   const outcomes: SlotCheckOutcome[] = new Array<SlotCheckOutcome>(inputs.length);
-  const groups = new Map<string, PendingCheck[]>();
+  // First the answers that need no availability, and the host dates the others need.
+  const types = new Map<string, BatchEventType>();
+  const toTest: Array<{ index: number; type: BatchEventType; start: number; excludeBookingId?: string }> = [];
   for (const [index, check] of inputs.entries()) {
     const ctx = contexts.get(check.eventTypeId) ?? null;
     if (!ctx) {
@@ -256,14 +287,32 @@ export async function checkSlots(sources: SlotSources, workspaceId: string, inpu
       outcomes[index] = { bookable: false, reason: 'event_type_not_bookable' };
       continue;
     }
+    let type = types.get(check.eventTypeId);
+    if (!type) types.set(check.eventTypeId, (type = { ctx, rules: slotRulesOf(ctx.eventType), days: new Set() }));
+    const { rules } = type;
     const start = check.startAt.getTime();
-    const candidates = candidatesOf(ctx, { start, end: start + 1 }, at);
-    if (!candidates) {
-      outcomes[index] = answerOf(ctx, start, []);
+    if (start < at + rules.minimumNoticeMs || start > at + rules.maximumAdvanceMs) {
+      outcomes[index] = answerOf(ctx, rules, start, false);
       continue;
     }
-    const pending: PendingCheck = { index, ctx, start, input: candidates.input, busyRange: candidates.busyRange, excludeBookingId: check.excludeBookingId };
-    const key = readGroupOf(ctx.eventType.hostId, candidates.busyRange);
+    // The dates candidatesOf resolves for this start: those whose intervals can hold it or the meeting that follows, and one either side.
+    const tz = ctx.hostTimezone;
+    const lastDay = localDayOf(tz, start + rules.durationMs) + 1;
+    for (let day = localDayOf(tz, start) - 1; day <= lastDay; day++) type.days.add(day);
+    toTest.push({ index, type, start, excludeBookingId: check.excludeBookingId });
+  }
+  for (const type of types.values()) type.availability = prepareAvailability(availabilityOnDays(type.ctx, type.days));
+
+  const groups = new Map<string, PendingCheck[]>();
+  for (const { index, type, start, excludeBookingId } of toTest) {
+    const { ctx, rules } = type;
+    if (!isCandidateStart(type.availability!, rules, at, start)) {
+      outcomes[index] = answerOf(ctx, rules, start, false);
+      continue;
+    }
+    const busyRange = { start: start - rules.bufferBeforeMs, end: start + rules.durationMs + rules.bufferAfterMs };
+    const pending: PendingCheck = { index, ctx, rules, start, busyRange, excludeBookingId };
+    const key = readGroupOf(ctx.eventType.hostId, busyRange);
     const group = groups.get(key);
     if (group) group.push(pending);
     else groups.set(key, [pending]);
@@ -299,9 +348,14 @@ async function answerGroup(sources: SlotSources, workspaceId: string, group: Pen
     for (const c of group) outcomes[c.index] = { bookable: false, reason: 'event_type_not_bookable' };
     return;
   }
-  const bookedOf = new Map(own.map((c, i) => [c, booked[i + 1]!]));
-  for (const c of group) {
-    const busy = overlapping(bookedOf.get(c) ?? booked[0]!, c.busyRange).concat(overlapping(busyCalendar, c.busyRange));
-    outcomes[c.index] = answerOf(c.ctx, c.start, findSlotStarts({ ...c.input, busy }));
+  // Each read's busy time merged once; a start is refused when its blocked range overlaps it (what the
+  // engine's busy rule refuses, given the intervals overlapping that range).
+  const answer = (c: PendingCheck, busy: readonly Interval[]) => {
+    outcomes[c.index] = answerOf(c.ctx, c.rules, c.start, !overlapsMerged(busy, c.busyRange));
+  };
+  if (shared.length > 0) {
+    const busy = mergeIntervals(booked[0]!.concat(busyCalendar));
+    for (const c of shared) answer(c, busy);
   }
+  own.forEach((c, i) => answer(c, mergeIntervals(booked[i + 1]!.concat(busyCalendar))));
 }

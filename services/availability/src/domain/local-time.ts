@@ -22,7 +22,9 @@ interface DayOffsets {
 }
 
 const MAX_MEMO_ENTRIES = 200_000;
-const memo = new Map<string, DayOffsets>();
+/** Per zone, per UTC day number (a number key: no text built per lookup). */
+const memo = new Map<string, Map<number, DayOffsets>>();
+let memoEntries = 0;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -57,8 +59,8 @@ function rawOffset(timeZone: string, instant: number): number {
 }
 
 function dayOffsets(timeZone: string, day: number): DayOffsets {
-  const key = `${timeZone}|${day}`;
-  const hit = memo.get(key);
+  let days = memo.get(timeZone);
+  const hit = days?.get(day);
   if (hit) return hit;
   const start = day * DAY_MS;
   const before = rawOffset(timeZone, start);
@@ -76,8 +78,14 @@ function dayOffsets(timeZone: string, day: number): DayOffsets {
     transitionAt = hi;
   }
   const entry = { before, after, transitionAt };
-  if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
-  memo.set(key, entry);
+  if (memoEntries >= MAX_MEMO_ENTRIES) {
+    memo.clear();
+    memoEntries = 0;
+    days = undefined;
+  }
+  if (!days) memo.set(timeZone, (days = new Map()));
+  days.set(day, entry);
+  memoEntries++;
   return entry;
 }
 

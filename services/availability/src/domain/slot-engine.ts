@@ -144,3 +144,61 @@ function sortedUnique(values: number[]): number[] {
   if (ordered) return values;
   return [...new Set(values)].sort((a, b) => a - b);
 }
+
+/**
+ * Availability made ready for many single-start questions (isCandidateStart): the slot check asks
+ * about one start at a time, so walking whole intervals' grids, as findSlotStarts does, would cost each
+ * check the work of every start around it.
+ */
+export interface PreparedAvailability {
+  /** The non-empty availability intervals (each a grid origin), sorted by start. */
+  segments: readonly Interval[];
+  /** endsUpTo[i]: the latest end among segments[0..i], so a backward walk knows when to stop. */
+  endsUpTo: readonly number[];
+  /** mergeIntervals of the availability: what a meeting must lie inside. */
+  union: readonly Interval[];
+}
+
+export function prepareAvailability(availability: readonly Interval[]): PreparedAvailability {
+  const segments = availability.filter((a) => a.end > a.start).sort((a, b) => a.start - b.start);
+  const endsUpTo: number[] = [];
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const seg of segments) endsUpTo.push((latest = Math.max(latest, seg.end)));
+  return { segments, endsUpTo, union: mergeIntervals(segments) };
+}
+
+/**
+ * Whether `s` is a Slot start without busy time (rules 1, 2 and 4 of the definition above): exactly
+ * when findSlotStarts with `busy: []` and the window [s, s + 1) answers [s]. Cost O(log A) plus the
+ * segments that overlap one another at s (none in a schedule).
+ */
+export function isCandidateStart(prepared: PreparedAvailability, rules: SlotRules, now: number, s: number): boolean {
+  if (!(rules.stepMs > 0) || !(rules.durationMs > 0)) throw new RangeError('duration and step must be positive');
+  if (s < now + rules.minimumNoticeMs || s > now + rules.maximumAdvanceMs) return false;
+  // The meeting inside the union: the union interval holding s (which holds any segment holding s) lasts until s + duration.
+  const holder = prepared.union[firstEndingAfter(prepared.union, s)];
+  if (!holder || holder.start > s || s + rules.durationMs > holder.end) return false;
+  // On the grid of a segment holding s: the last segment starting at or before s, then back while one before it can reach s.
+  const { segments, endsUpTo } = prepared;
+  let lo = 0;
+  let hi = segments.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (segments[mid]!.start <= s) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo - 1; i >= 0 && endsUpTo[i]! > s; i--) {
+    const seg = segments[i]!;
+    if (seg.end > s && (s - seg.start) % rules.stepMs === 0) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether `range` overlaps busy time, given as mergeIntervals of it (rule 3 for one start, with
+ * `range` its blocked range [s − before, s + duration + after)): O(log B).
+ */
+export function overlapsMerged(mergedBusy: readonly Interval[], range: Interval): boolean {
+  const b = mergedBusy[firstEndingAfter(mergedBusy, range.start)];
+  return b !== undefined && b.start < range.end;
+}
