@@ -101,7 +101,6 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** undici's answer headers in node:http's shape, which callers (and res.setHeader) read. */
 function nodeHeaders(headers: Record<string, string | string[] | undefined>): IncomingHttpHeaders {
@@ -126,6 +125,7 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly resolve: (answer: ForwardResponse) => void,
+    /** The attempt failed: the request retries or rejects (createForwardClient's send). */
     private readonly reject: (failure: AttemptFailure) => void,
     private readonly service: string,
     timeoutMs: number,
@@ -143,6 +143,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.settled = true;
     clearTimeout(this.timer);
     this.reject(new AttemptFailure(new UpstreamError(kind, this.service, { cause }), retriable));
+  }
+
+  /** Dispatching it threw: it is over, its timer with it. */
+  cancel(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
   }
 
   onRequestStart(c: Dispatcher.DispatchController): void {
@@ -212,50 +218,76 @@ export function createForwardClient(opts: ForwardClientOptions): ForwardClient {
   const pool = new Pool(base.origin, { keepAliveTimeout: idle, keepAliveMaxTimeout: idle });
 
   /**
-   * One attempt, on undici's dispatch API (its lowest public layer: no stream or AbortSignal per
-   * request, which cost measurably more CPU on this hop than request() did): the answer's chunks are
-   * collected as they come, and the timer aborts the request through its dispatch controller.
+   * The attempts of one request, on undici's dispatch API (its lowest public layer: no stream or
+   * AbortSignal per request, which cost measurably more CPU on this hop than request() did): each
+   * attempt collects the answer's chunks as they come, and its timer aborts it through its dispatch
+   * controller. A failed attempt is retried after 100 ms × attempt when got's rule allows it, else the
+   * request fails with the attempt's error; every attempt settles the one promise of the request.
    */
-  function attempt(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined): Promise<ForwardResponse> {
-    return new Promise((resolve, reject) => {
-      pool.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, new Attempt(resolve, reject, service, timeoutMs, retryTimeouts));
-    });
+  function send(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined, resolve: (answer: ForwardResponse) => void, reject: (err: unknown) => void): void {
+    const mayRetry = RETRY_METHODS.has(method);
+    const run = (attemptCount: number): void => {
+      const failed = (failure: AttemptFailure): void => {
+        if (!mayRetry || !failure.retriable || attemptCount > retries) return reject(failure.error);
+        setTimeout(() => run(attemptCount + 1), 100 * attemptCount);
+      };
+      const attempt = new Attempt(resolve, failed, service, timeoutMs, retryTimeouts);
+      try {
+        pool.dispatch({ method: method as Dispatcher.HttpMethod, path, headers, body }, attempt);
+      } catch (err) {
+        // undici reports its errors to the handler; anything thrown here fails the request as it is.
+        attempt.cancel();
+        reject(err);
+      }
+    };
+    run(1);
+  }
+
+  /** After the credential, if any: the body's checks and headers, then the attempts. */
+  function start(method: string, path: string, headers: Record<string, string>, body: Buffer | string | undefined, resolve: (answer: ForwardResponse) => void, reject: (err: unknown) => void): void {
+    if (body !== undefined) {
+      // A request error, so 502; nothing is sent.
+      if (method === 'HEAD') return reject(new UpstreamError('unreachable', service, { cause: new TypeError('The `HEAD` method cannot be used with a body') }));
+      if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    send(method, path, headers, body, resolve, reject);
   }
 
   return {
-    async request(method: string, path: string, req: ForwardRequestOptions = {}): Promise<ForwardResponse> {
-      const upper = method.toUpperCase();
-      let target: string;
-      try {
-        target = targetOf(path);
-      } catch (err) {
-        throw new UpstreamError('unreachable', service, { cause: err });
-      }
-      const headers: Record<string, string> = { 'user-agent': 'sched-internal', ...req.headers };
-      if (opts.signer) {
+    /**
+     * One promise per request, settled by its attempts: no async function and no await of its own
+     * (each is one more promise, and one more run of the async-context hook, per request). Everything
+     * read from the current context (onBehalfOf, the request id) is read when it is called.
+     */
+    request(method: string, path: string, req: ForwardRequestOptions = {}): Promise<ForwardResponse> {
+      return new Promise<ForwardResponse>((resolve, reject) => {
+        const upper = method.toUpperCase();
+        let target: string;
+        try {
+          target = targetOf(path);
+        } catch (err) {
+          return reject(new UpstreamError('unreachable', service, { cause: err }));
+        }
+        const headers: Record<string, string> = { 'user-agent': 'sched-internal', ...req.headers };
+        const { body } = req;
+        if (!opts.signer) {
+          if (headers['x-request-id'] === undefined) {
+            const requestId = currentContext().request_id;
+            if (requestId) headers['x-request-id'] = requestId;
+          }
+          return start(upper, target, headers, body, resolve, reject);
+        }
         const who = req.onBehalf ?? onBehalfOf();
         headers['x-request-id'] = who.requestId;
-        headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${await opts.signer.sign(service, who)}`;
-      } else if (headers['x-request-id'] === undefined) {
-        const requestId = currentContext().request_id;
-        if (requestId) headers['x-request-id'] = requestId;
-      }
-      const { body } = req;
-      if (body !== undefined) {
-        // A request error, so 502; nothing is sent.
-        if (upper === 'HEAD') throw new UpstreamError('unreachable', service, { cause: new TypeError('The `HEAD` method cannot be used with a body') });
-        if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      }
-      const mayRetry = RETRY_METHODS.has(upper);
-      for (let attemptCount = 1; ; attemptCount++) {
-        try {
-          return await attempt(upper, target, headers, body);
-        } catch (err) {
-          if (!(err instanceof AttemptFailure)) throw err;
-          if (!mayRetry || !err.retriable || attemptCount > retries) throw err.error;
-          await sleep(100 * attemptCount);
-        }
-      }
+        opts.signer.sign(service, who).then((credential) => {
+          headers[INTERNAL_CREDENTIAL_HEADER] = `Bearer ${credential}`;
+          try {
+            start(upper, target, headers, body, resolve, reject);
+          } catch (err) {
+            reject(err);
+          }
+        }, reject);
+      });
     },
     close() {
       void pool.destroy().catch(() => undefined);

@@ -6,18 +6,39 @@ import { DomainError, type ErrorDetail } from '@sched/contracts';
  * lone UTF-16 surrogate (not Unicode text: UTF-8 cannot encode it and encodeURIComponent throws).
  */
 const UNREPRESENTABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A NUL or any surrogate: text without one (nearly all text) needs no look at its surrogate pairs. */
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
 
-function scan(value: unknown, path: string, out: ErrorDetail[], depth = 0): void {
+const unrepresentable = (text: string): boolean => SUSPECT.test(text) && UNREPRESENTABLE.test(text);
+
+/** A reported field's name: its keys from the root joined by '.', each after a non-empty name only. */
+function fieldOf(path: ReadonlyArray<string | number>): string {
+  let field = '';
+  for (const key of path) field = field ? `${field}.${key}` : String(key);
+  return field;
+}
+
+/**
+ * Walks a value for such text. `path` holds the keys from the root, and a field's name (`a.0.b`) is
+ * written only for a field that is reported (fieldOf): the usual body has none to report.
+ */
+function scan(value: unknown, path: Array<string | number>, out: ErrorDetail[], depth = 0): void {
   if (out.length >= 10 || depth > 32) return;
   if (typeof value === 'string') {
-    if (UNREPRESENTABLE.test(value)) out.push({ field: path, issue: 'invalid_format' });
+    if (unrepresentable(value)) out.push({ field: fieldOf(path), issue: 'invalid_format' });
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => scan(v, path ? `${path}.${i}` : String(i), out, depth + 1));
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      scan(value[i], path, out, depth + 1);
+      path.pop();
+    }
   } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      const field = path ? `${path}.${k}` : k;
-      if (UNREPRESENTABLE.test(k)) out.push({ field, issue: 'invalid_format' });
-      else scan(v, field, out, depth + 1);
+    const object = value as Record<string, unknown>;
+    for (const k of Object.keys(object)) {
+      path.push(k);
+      if (unrepresentable(k)) out.push({ field: fieldOf(path), issue: 'invalid_format' });
+      else scan(object[k], path, out, depth + 1);
+      path.pop();
     }
   }
 }
@@ -58,9 +79,9 @@ export const inputGuard: RequestHandler = (req, _res, next) => {
   // sequence that does not decode) and none of those characters raw. Then it is not parsed here.
   const plainQuery = req.app.get('query parser') === 'simple' && isPlainQuery(req.originalUrl) && isPlainQuery(req.url);
   if (!plainQuery && !queryDecodes(req.originalUrl)) details.push({ field: 'query', issue: 'invalid_format' });
-  scan(req.params, '', details);
-  if (!plainQuery) scan(req.query, '', details);
-  if (req.body !== undefined) scan(req.body, '', details);
+  scan(req.params, [], details);
+  if (!plainQuery) scan(req.query, [], details);
+  if (req.body !== undefined) scan(req.body, [], details);
   if (details.length === 0) return next();
   next(new DomainError('invalid_request', { message: 'The request contains text that is not valid here.', details }));
 };

@@ -261,6 +261,28 @@ describe('forward client', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 300 + 100 - 20);
   });
 
+  it('times each attempt out at its own deadline when many run at once, the answered ones in between', async () => {
+    const sent = (path: string) => {
+      const started = performance.now();
+      return client.request('POST', path, { body: '{}' }).then(
+        (res) => ({ ok: true as const, status: res.status, after: performance.now() - started }),
+        (err: unknown) => ({ ok: false as const, kind: (err as UpstreamError).kind, after: performance.now() - started }),
+      );
+    };
+    const first = [sent('/slow/many-1'), sent('/v1/many-fast-1'), sent('/slow/many-2')];
+    await new Promise((r) => setTimeout(r, 120));
+    const second = [sent('/v1/many-fast-2'), sent('/slow/many-3'), sent('/v1/many-fast-3')];
+    const [slow1, fast1, slow2, fast2, slow3, fast3] = await Promise.all([...first, ...second]);
+    for (const fast of [fast1, fast2, fast3]) expect(fast).toMatchObject({ ok: true, status: 201 });
+    for (const slow of [slow1, slow2, slow3]) {
+      expect(slow).toMatchObject({ ok: false, kind: 'timeout' });
+      // Never before its own deadline: the later attempt is not cut at the earlier ones' 300 ms.
+      expect(slow!.after).toBeGreaterThanOrEqual(300 - 1);
+    }
+    // The slow answers would come after 1 s: each was cut by its timeout, not answered.
+    for (const slow of [slow1, slow2, slow3]) expect(slow!.after).toBeLessThan(900);
+  });
+
   it('with retryTimeouts false (the gateway), tries a timed-out GET once but still retries a reset one', async () => {
     const once = createForwardClient({ baseUrl: upstream.baseUrl, service: 'booking', timeoutMs: 300, retries: 1, retryTimeouts: false });
     try {

@@ -44,6 +44,24 @@ describe('input that no service can store or pass on', () => {
     }
   });
 
+  it('names each field as before: array items by index, a key that is itself bad, under an empty key, at most 10', async () => {
+    const a = app();
+    const send = (body: string) => request(a).post('/things/x').set('content-type', 'application/json').send(body);
+    const nested = await send('{"guest":{"tags":["ok","a\\u0000"]},"meta":{"k\\ud800":"v","":{"x":"\\udc00"}},"list":[[1,"\\u0000"]]}');
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.details).toEqual([
+      { field: 'guest.tags.1', issue: 'invalid_format' },
+      { field: 'meta.k\ud800', issue: 'invalid_format' },
+      { field: 'meta..x', issue: 'invalid_format' },
+      { field: 'list.0.1', issue: 'invalid_format' },
+    ]);
+    // A name after an empty one starts afresh (the empty name is left out), as the walk always wrote it.
+    expect((await send('{"":{"x":"\\u0000"}}')).body.error.details).toEqual([{ field: 'x', issue: 'invalid_format' }]);
+    const many = await send(JSON.stringify(Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, 'a\u0000']))));
+    expect(many.body.error.details).toHaveLength(10);
+    expect(many.body.error.details[9]).toEqual({ field: 'f9', issue: 'invalid_format' });
+  });
+
   it('lets ordinary unicode through: emoji (a valid surrogate pair), accents, RTL text', async () => {
     const res = await request(app()).post('/things/x').set('content-type', 'application/json').send({ name: 'Zoë 🎉 שלום' });
     expect(res.status).toBe(200);

@@ -60,6 +60,21 @@ describe('key authenticator', () => {
   });
 });
 
+describe('key authenticator, the digest', () => {
+  it('compares the row found with the hash once, at the lookup: a row of another hash is a 401 from the lookup and from the cache', async () => {
+    const other = generateApiKey('live');
+    // A store that answers a row whatever the hash (not one the index would find): the digests differ.
+    const findKeyByHash = jest.fn(async (_hash: string) => ({ ...stored, keyHash: hashApiKey(other) }));
+    const auth = createKeyAuthenticator({ findKeyByHash, cache: new TtlCache(5000) });
+    await expect(auth(`Bearer ${key}`)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(() => auth.cached(`Bearer ${key}`)).toThrow(expect.objectContaining({ code: 'unauthenticated' }));
+    await expect(auth(`Bearer ${key}`)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(findKeyByHash).toHaveBeenCalledTimes(1);
+    // The key whose digest the row has is served by it.
+    await expect(auth(`Bearer ${other}`)).resolves.toMatchObject({ id: 'key_1' });
+  });
+});
+
 describe('key authenticator, at once (cached)', () => {
   it('answers from the cache without a lookup or a promise, and leaves a key it does not know to the lookup', async () => {
     const findKeyByHash = jest.fn(async (hash: string) => (hash === stored.keyHash ? stored : null));

@@ -33,8 +33,12 @@ export function createKeyAuthenticator(deps: {
     let pending = lookups.get(hash);
     if (!pending) {
       pending = deps.findKeyByHash(hash).then(
-        (found) => {
+        (row) => {
           lookups.delete(hash);
+          // The index lookup found the row by hash; comparing digests in constant time keeps the check
+          // itself timing-safe. Done once per lookup: the cache holds only rows that passed it, under
+          // the hash they were compared with, so a cached answer needs no second comparison.
+          const found = row && digestsEqual(row.keyHash, hash) ? row : null;
           deps.cache.set(hash, found, found ? undefined : (deps.negativeTtlMs ?? 1000));
           return found;
         },
@@ -53,19 +57,17 @@ export function createKeyAuthenticator(deps: {
     if (!token || !isWellFormedKey(token)) throw new DomainError('unauthenticated');
     return hashApiKey(token);
   };
-  const check = (record: StoredKey | null, hash: string): KeyRecord =>
-    // The index lookup found the row by hash; comparing digests in constant time keeps the check itself timing-safe.
-    authenticate(record && digestsEqual(record.keyHash, hash) ? record : null, now());
+  /** Revoked or expired by now: 401. The row's digest was compared when it was looked up (lookup). */
+  const check = (record: StoredKey | null): KeyRecord => authenticate(record, now());
   const authenticateHeader = async (authorization: string | undefined): Promise<KeyRecord> => {
     const hash = hashOf(authorization);
     const cached = deps.cache.get(hash);
-    return check(cached === undefined ? await lookup(hash) : cached, hash);
+    return check(cached === undefined ? await lookup(hash) : cached);
   };
   return Object.assign(authenticateHeader, {
     cached(authorization: string | undefined): KeyRecord | undefined {
-      const hash = hashOf(authorization);
-      const cached = deps.cache.get(hash);
-      return cached === undefined ? undefined : check(cached, hash);
+      const cached = deps.cache.get(hashOf(authorization));
+      return cached === undefined ? undefined : check(cached);
     },
   });
 }

@@ -17,8 +17,9 @@ export function windowStart(now: Date, windowSeconds: number): Date {
   return new Date(Math.floor(now.getTime() / ms) * ms);
 }
 
-export function decide(count: number, policy: RateLimitPolicy, now: Date): RateLimitDecision {
-  const start = windowStart(now, policy.windowSeconds).getTime();
+/** `windowStartedAt`: the window's start when the caller has it already (windowStart(now, policy.windowSeconds)). */
+export function decide(count: number, policy: RateLimitPolicy, now: Date, windowStartedAt: Date = windowStart(now, policy.windowSeconds)): RateLimitDecision {
+  const start = windowStartedAt.getTime();
   const resetSeconds = Math.max(1, Math.ceil((start + policy.windowSeconds * 1000 - now.getTime()) / 1000));
   return {
     allowed: count <= policy.limit,

@@ -4,7 +4,7 @@ import { setRequestContext, type FastRequest, type FastStep } from '@sched/http'
 import type { Logger } from '@sched/logger';
 import type { KeyRecord } from '../domain/authorize';
 import { requireScope } from '../domain/authorize';
-import { CounterBatcher, type AddRequests } from '../domain/counter-batcher';
+import { CounterBatcher, type AddRequests, type CounterFailure } from '../domain/counter-batcher';
 import { decide, windowStart, type RateLimitDecision, type RateLimitPolicy } from '../domain/rate-limit';
 
 export interface ApiKeyAuthDeps {
@@ -38,36 +38,60 @@ function failOpen(policy: RateLimitPolicy): RateLimitDecision {
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): FastStep {
   const counter = new CounterBatcher(deps.addRequests);
-  /** Counts the request of an authenticated key; rejects with 429 over the limit. */
-  const admit = async (key: KeyRecord, req: FastRequest, res: ServerResponse): Promise<void> => {
+  /**
+   * The answer of the counter for one request: the rate-limit headers, then next(), or next(429) over the
+   * limit. Made once, not per request.
+   */
+  const decided = (counted: number | CounterFailure, policy: RateLimitPolicy, now: Date, start: Date, res: ServerResponse, next: (err?: unknown) => void): void => {
+    try {
+      let decision: RateLimitDecision;
+      if (typeof counted === 'number') {
+        decision = decide(counted, policy, now, start);
+      } else {
+        // Logged once per failed batch (by its first request), not once per request.
+        if (counted.reportsBatch) deps.logger.error('rate limit counter unavailable; request allowed', { err: counted.error, requests: counted.batchSize });
+        decision = failOpen(policy);
+      }
+      setRateLimitHeaders(res, decision);
+      next(decision.allowed ? undefined : new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds }));
+    } catch (err) {
+      next(err);
+    }
+  };
+  /**
+   * Counts the request of an authenticated key (429 over the limit). On the counter's promise itself:
+   * no async function and no await of our own (each is one more promise, and one more run of the
+   * async-context hook, per request).
+   */
+  const admit = (key: KeyRecord, req: FastRequest, res: ServerResponse, next: (err?: unknown) => void): void => {
     (req as WithKey)[KEY] = key;
     setRequestContext(req, { workspaceId: key.workspaceId, apiKeyId: key.id, principal: 'api_key', scopes: key.scopes });
     const policy = key.rateLimit ?? deps.defaultPolicy;
     const now = new Date();
-    const counted = await counter.count(key.id, windowStart(now, policy.windowSeconds));
-    let decision: RateLimitDecision;
-    if (typeof counted === 'number') {
-      decision = decide(counted, policy, now);
-    } else {
-      // Logged once per failed batch (by its first request), not once per request.
-      if (counted.reportsBatch) deps.logger.error('rate limit counter unavailable; request allowed', { err: counted.error, requests: counted.batchSize });
-      decision = failOpen(policy);
-    }
-    setRateLimitHeaders(res, decision);
-    if (!decision.allowed) throw new DomainError('rate_limited', { retryAfterSeconds: decision.resetSeconds });
+    const start = windowStart(now, policy.windowSeconds);
+    counter.count(key.id, start).then(
+      (counted) => decided(counted, policy, now, start, res, next),
+      (err: unknown) => next(err ?? new Error('Rejected promise')),
+    );
   };
-  // Not async: a key the cache knows (every request of a busy key) is admitted without first waiting
-  // for an authentication promise; only the counter is waited for.
+  // A key the cache knows (every request of a busy key) is admitted without first waiting for an
+  // authentication promise; only the counter is waited for.
   return (req, res, next) => {
     let key: KeyRecord | undefined;
     try {
       key = deps.authenticateCached?.(req.headers.authorization);
+      if (key !== undefined) return admit(key, req, res, next);
     } catch (err) {
       return next(err);
     }
-    const admitted = key !== undefined ? admit(key, req, res) : deps.authenticate(req.headers.authorization).then((found) => admit(found, req, res));
-    admitted.then(
-      () => next(),
+    deps.authenticate(req.headers.authorization).then(
+      (found) => {
+        try {
+          admit(found, req, res, next);
+        } catch (err) {
+          next(err);
+        }
+      },
       (err: unknown) => next(err ?? new Error('Rejected promise')),
     );
   };
