@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { DomainError } from '@sched/contracts';
 import { canonicalJson, normalizePath, parseIdempotencyKey, requestFingerprint, scopedKeyId } from '../src';
 
@@ -34,6 +35,31 @@ describe('fingerprints and scopes', () => {
   it('canonical JSON sorts keys at every level and keeps array order', () => {
     expect(canonicalJson({ b: 1, a: { d: [2, 1], c: null } })).toBe('{"a":{"c":null,"d":[2,1]},"b":1}');
     expect(canonicalJson(undefined)).toBe('null');
+  });
+
+  it('canonical JSON is, for every value, the text the first version wrote (fingerprints are stored with their keys)', () => {
+    // The first version, as it was: the stored fingerprints of live keys were made with it.
+    const first = (value: unknown): string => {
+      if (value === undefined || value === null) return 'null';
+      if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : first(v))).join(',')}]`;
+      if (typeof value === 'object') {
+        const entries = Object.entries(value as Record<string, unknown>)
+          .filter(([, v]) => v !== undefined)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${first(v)}`).join(',')}}`;
+      }
+      return JSON.stringify(value);
+    };
+    const key = fc.string({ unit: 'binary', maxLength: 6 });
+    const { tree } = fc.letrec((tie) => ({
+      tree: fc.oneof({ depthSize: 'small' }, tie('leaf'), tie('array'), tie('object')),
+      leaf: fc.oneof(fc.constant(null), fc.constant(undefined), fc.boolean(), fc.double(), fc.integer(), fc.string({ unit: 'binary' }), fc.constant(-0)),
+      array: fc.array(tie('tree'), { maxLength: 5 }),
+      object: fc.dictionary(key, tie('tree'), { maxKeys: 6 }),
+    }));
+    fc.assert(fc.property(tree, (value) => expect(canonicalJson(value)).toBe(first(value))), { numRuns: 2000 });
+    // Arrays with holes and functions, which JSON.parse never makes: the same text too.
+    for (const odd of [[1, , 2], [, 'a'], [() => 1, 2], { f: () => 1, a: [undefined] }, { ['\u00e9']: 1, e: 2, E: 3, ['\ud83d\ude00']: 4, ['\uffff']: 5 }]) expect(canonicalJson(odd)).toBe(first(odd));
   });
 
   it('the fingerprint changes with method, path or any body value, not with key order, query string or a trailing slash', () => {

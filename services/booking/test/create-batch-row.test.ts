@@ -104,3 +104,17 @@ it('a refusal stores its answer; a failure stores nothing but the key; neither w
   });
   expect(() => createBatchRow({ kind: 'fail', workspaceId: 'wsp_x', key: undefined, requestId: 'req_3', failure: new Error('down') })).toThrow(/nothing to write/);
 });
+
+it('the stored answers are the envelopes’ bytes for any Booking and request id (the row writes the Booking’s JSON into them)', () => {
+  const odd = newBookingRecord(
+    'wsp_AAAAAAAAAAAAAAAAAAAAAA',
+    { source: 'api', invitationId: null, eventTypeId: 'evt_AAAAAAAAAAAAAAAAAAAAAA', startAt: new Date('2031-02-01T09:00:00.000Z'), guest: { name: 'Zoë "Q" \\ O’Neil', email: 'z@example.com', timezone: 'UTC' }, metadata: { '"k"': '\u2028\n', nested: { a: [null, true, 1.5] } } },
+    { bookable: true, event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA', host_id: 'hst_AAAAAAAAAAAAAAAAAAAAAA', start_at: '2031-02-01T09:00:00.000Z', end_at: '2031-02-01T09:30:00.000Z', blocked_from: '2031-02-01T09:00:00.000Z', blocked_to: '2031-02-01T09:30:00.000Z', meeting_type: 'phone' },
+    NOW,
+  );
+  const requestId = 'req_a.b:c-d_e';
+  const row = createBatchRow({ kind: 'insert', workspaceId: odd.workspaceId, key: KEY, requestId, booking: odd, announcement: { type: 'booking.created', booking: odd, occurredAt: NOW } });
+  expect(row.created_body).toBe(JSON.stringify(dataAnswer(201, toBookingResource(odd), requestId).body));
+  expect(row.conflict_body).toBe(JSON.stringify(defaultStorableError(new DomainError('slot_unavailable'), requestId)!.body));
+  expect(JSON.parse(row.event!).data.booking).toEqual(toBookingResource(odd));
+});

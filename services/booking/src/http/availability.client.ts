@@ -54,7 +54,7 @@ type Outcome = { answer: SlotCheckResponse } | { error: DomainError; log?: { lev
 
 /** Checks that may share a call: one workspace, one principal; only the request id may differ. */
 function laneOf({ who }: PendingCheck): string {
-  return [who.workspaceId, who.principal, who.apiKeyId ?? '', who.invitationId ?? '', who.scopes?.join(' ') ?? ''].join('\u0000');
+  return `${who.workspaceId}\u0000${who.principal}\u0000${who.apiKeyId ?? ''}\u0000${who.invitationId ?? ''}\u0000${who.scopes?.join(' ') ?? ''}`;
 }
 
 const failed = (kind: UpstreamErrorKind): Outcome => ({
@@ -119,12 +119,10 @@ export function createSlotChecker(opts: SlotCheckerOptions): SlotChecker & { clo
   return {
     async check(workspaceId, req): Promise<SlotCheckResponse> {
       const who = onBehalfOf({ workspaceId });
-      const item: SlotCheckItem = {
-        event_type_id: req.eventTypeId,
-        start_at: toTimestamp(req.startAt),
-        ...(req.excludeBookingId ? { exclude_booking_id: req.excludeBookingId } : {}),
-        ...(isAcceptableRequestId(who.requestId) ? { request_id: who.requestId } : {}),
-      };
+      // Its optional fields set after, not spread in (each property written after a spread costs: createBatchRow).
+      const item: SlotCheckItem = { event_type_id: req.eventTypeId, start_at: toTimestamp(req.startAt) };
+      if (req.excludeBookingId) item.exclude_booking_id = req.excludeBookingId;
+      if (isAcceptableRequestId(who.requestId)) item.request_id = who.requestId;
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<Outcome>((resolve) => {
         timer = setTimeout(() => resolve(failed('timeout')), opts.timeoutMs);
