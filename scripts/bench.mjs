@@ -14,6 +14,8 @@ const reportFile = process.env.BENCH_REPORT_FILE ?? join(root, 'docs', 'benchmar
 const BENCHES = [
   // Issue 18: the headline figures, the whole system as `npm start` runs it (tests-e2e/bench/harness.ts).
   { name: 'system-create-burst', script: 'tests-e2e/bench/system-create-burst.bench.ts', file: 'system-create-burst.json' },
+  // The physical limit of the burst: its three hops with the credential and its transaction, no service code.
+  { name: 'create-floor', script: 'tests-e2e/bench/create-floor.bench.ts', file: 'create-floor.json' },
   { name: 'system-sustained', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained.json' },
   // The same spread over 10 hosts, each with its own calendar: Radicale's cost per PUT grows with the calendar.
   { name: 'system-sustained-spread', script: 'tests-e2e/bench/system-sustained.bench.ts', file: 'system-sustained-spread.json', env: { BENCH_HOSTS: '10' } },
@@ -84,6 +86,7 @@ const sslots = load('system-slots.json');
 const floor = load('system-floor.json');
 const rfloor = load('radicale-floor.json');
 const sfloor = load('slots-floor.json');
+const cfloor = load('create-floor.json');
 
 const n = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d).replace(/\.0+$/, '') : '–');
 const ok = (cond) => (cond === undefined ? '–' : cond ? 'met' : '**not met**');
@@ -129,6 +132,26 @@ const slotsFloorCpu = (sf) => {
   const two = c(sf.two_hops);
   const cred = c(sf.two_hops_credential);
   return `two bare hops: proxy ${n(two.proxy, 0)} + server ${n(two.server, 0)}; with the credential: proxy ${n(cred.proxy, 0)} + server ${n(cred.server, 0)}; one hop: server ${n(c(sf.one_hop).server, 0)} (load generator ${n(c(sf.one_hop)['load generator'], 0)}–${n(cred['load generator'], 0)}; slots-floor, ${sf.scenario?.window_s} s each, load at its start ${loadAvg(sf)}, CPU stolen by the host ${stolen(sf.machine?.steal_pct)})`;
+};
+
+// The create floor (create-floor): the burst's physical limit, rendered in a row of its own under the burst's.
+/** The floor's creates/s and its share of the pgbench run right after it. */
+const createFloorRate = (v) => `${n(v?.creates_per_s)} /s = ${n(100 * v?.ratio_of_pgbench)} % of pgbench`;
+/** CPU µs per create of each process of a create-floor variant (its figures are ms), the machine last. */
+const createFloorCpu = (v) => Object.entries(v?.cpu_ms_per_create ?? {}).map(([k, x]) => `${k} ${n(1000 * x, 0)}`).join(', ');
+/**
+ * The burst against the design's floor measured in the same run: when even the floor (three hops with the
+ * credential and the create transaction, no service code) stays under the target's share of pgbench, no system of
+ * this design reaches it here; otherwise how far the burst is from the floor, each as its share of its own
+ * pgbench run (the machine's speed moves between runs minutes apart; the shares move less).
+ */
+const createFloorVerdict = (cf, burst, target = 0.4) => {
+  const r = cf?.three_hops?.ratio_of_pgbench;
+  if (typeof r !== 'number' || !Number.isFinite(r)) return '–';
+  if (r < target) return `**out of reach for the design here**: the floor itself reaches ${n(100 * r)} % of pgbench (< ${n(100 * target)} %)`;
+  const b = burst?.ratio_of_pgbench;
+  if (typeof b !== 'number' || !Number.isFinite(b)) return `the floor reaches ${n(100 * r)} % of pgbench (≥ ${n(100 * target)} %): not out of reach by the floor`;
+  return `not out of reach by the floor (${n(100 * r)} % of pgbench); the burst is at ${n((100 * b) / r, 0)} % of its floor (${n(100 * b)} % of pgbench), ${n(r / b)}× below it`;
 };
 
 // Headline: the whole system (issue 18). Each figure beside its target, the stubbed locator, the physical
@@ -177,6 +200,23 @@ if (burst) {
     ['… answers other than 201; background work pending when the burst ended', `${nonCreated}; ${burst.backlog_at_end.calendar_pending} calendar writes, ${burst.backlog_at_end.webhooks_pending} booking.created webhooks`, 'none; may lag, must catch up', '–', '–', '–', loadAt(burst)],
     ['… CPU per create during the burst (ms, /proc, every process)', `${n(c.services_postgres_rabbitmq)} across the six services + Postgres + RabbitMQ; machine ${n(c.machine_total)} (${groupsText(c.by_group)}; machine ${n(c.machine_busy_pct, 0)} % busy)${cpuRange}`, '–', '–', bk?.http?.cpu ? `booking ${n(bk.http.cpu.booking_ms_per_request)} + gateway ${n(bk.http.cpu.gateway_ms_per_request)} (part: availability stubbed)` : '–', '–', loadAt(burst)],
     ...checksRow(burst, 'Burst'),
+  );
+}
+
+if (cfloor) {
+  const t = cfloor.three_hops;
+  const w = cfloor.two_hops;
+  head.push(
+    [
+      "… the design's floor: three hops with the credential and the create transaction, no service code (create-floor)",
+      `${createFloorRate(t)}, p50 / p99 ${n(t?.p50_ms)} / ${n(t?.p99_ms)} ms (one slot-check call per create: an upper bound); without the slot-check hop ${createFloorRate(w)}, p50 / p99 ${n(w?.p50_ms)} / ${n(w?.p99_ms)} ms. CPU per create (µs, /proc): ${createFloorCpu(t)}; without the slot check: ${createFloorCpu(w)}`,
+      '≥ 40 % of pgbench (the target above)',
+      createFloorVerdict(cfloor, burst),
+      '–',
+      `${n(cfloor.pgbench?.tps)} tps, p50 / p99 ${n(cfloor.pgbench?.p50_ms)} / ${n(cfloor.pgbench?.p99_ms)} ms (pgbench, the same transaction, ${cfloor.scenario?.connections} clients, right after)`,
+      loadAt(cfloor),
+    ],
+    ...checksRow(cfloor, 'Create floor'),
   );
 }
 if (sustained) {
@@ -424,6 +464,17 @@ machine totals count stolen time as busy, as they always have: a machine "90 % b
   and verifier (jose), the floor of the design as required. Same load generator (autocannon, 50
   connections) and window as the Slots figure, each process at the gateway's and availability's priority;
   CPU per request of each process from /proc.
+- **The create floor** (tests-e2e/bench/create-floor.bench.ts), right after the burst: the design creates a
+  Booking in three hops and one transaction, so the burst's load generator (32 closed-loop connections, the
+  burst's body shape, BENCH_DURATION_S) POSTs to a bare node:http proxy at the gateway's position (signs the
+  internal credential with libs/http's signer, forwards with undici like the gateway's forward client) in
+  front of a bare node:http server at booking's position (checks the credential with libs/http's verifier,
+  asks a bare availability server about the slot with a credential of its own, one call per create, runs the
+  create transaction of pgbench-booking.ts statement for statement through pg with a pool of booking's size,
+  answers 201 with a body of the create's answer size); then the same without the slot-check hop, each on a
+  fresh database, and pgbench of the same transaction (32 clients, same duration) right after. CPU per create
+  of each process from /proc. No service code runs: if this stays under 40 % of pgbench, so does every system
+  of this design on this machine.
 - **Radicale alone, the sustained floor** (tests-e2e/bench/radicale-floor.bench.ts): a fresh Radicale started
   as the system harness starts it (same config and storage) but at nice 0 and alone; the sustained bench's
   64 warm-up events, then 1,500 new events PUT as calendar-sync writes a Booking (one PUT with

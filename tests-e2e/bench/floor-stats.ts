@@ -57,3 +57,25 @@ export function microsPerRequest(before: Readonly<Record<string, number>>, after
   const n = Math.max(1, requests);
   return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round((1000 * (after[k]! - (before[k] ?? 0))) / n)]));
 }
+
+/**
+ * The create floor's CPU per create by process (ms, from harness cpuPerUnit's by_group): each named process
+ * under its label, Postgres and the load generator (the bench process, harness LOAD_GENERATOR) as they are
+ * grouped, everything else together as `other`; 0 for a named process that used none.
+ */
+export function cpuByProcess(byGroup: Readonly<Record<string, number>>, named: readonly string[], loadGenerator: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of [...named, 'postgres']) out[k] = byGroup[k] ?? 0;
+  out['load generator'] = byGroup[loadGenerator] ?? 0;
+  const known = new Set([...named, 'postgres', loadGenerator]);
+  const other = Object.entries(byGroup)
+    .filter(([k]) => !known.has(k))
+    .reduce((a, [, v]) => a + v, 0);
+  out.other = Math.round(other * 1000) / 1000;
+  return out;
+}
+
+/** creates/s over pgbench's tps, 3 decimals; NaN without a pgbench figure. */
+export function ratioOf(perS: number, tps: number): number {
+  return tps > 0 && Number.isFinite(tps) ? Math.round((1000 * perS) / tps) / 1000 : NaN;
+}

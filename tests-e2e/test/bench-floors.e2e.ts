@@ -8,7 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { coreUse, corePercents, costOfSlice, microsPerRequest, p50p99 } from '../bench/floor-stats';
+import { bookingSchema, eventMessageSchema, slotChecksResponseSchema } from '@sched/contracts';
+import { statementsScript } from '../../services/booking/bench/pgbench-booking';
+import { createFloorPayloads, scriptStatements } from '../bench/floor/create-transaction';
+import { coreUse, corePercents, costOfSlice, cpuByProcess, microsPerRequest, p50p99, ratioOf } from '../bench/floor-stats';
 import { allTicks, busyTicks, parseCpuTimes, stealPct, stealPctOver } from '../bench/proc-stat';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -38,6 +41,53 @@ describe('floor-stats', () => {
     expect(p50p99([5, 1, 4, 2, 3])).toEqual({ p50_ms: 3, p99_ms: 5 });
     expect(p50p99([])).toEqual({ p50_ms: NaN, p99_ms: NaN });
     expect(microsPerRequest({ server: 100, proxy: 200 }, { server: 130, proxy: 260 }, 1000)).toEqual({ server: 30, proxy: 60 });
+  });
+});
+
+describe('create floor: the transaction, the payloads and the CPU per process', () => {
+  const payloads = createFloorPayloads();
+
+  it("sends pgbench's script of the create statement for statement, each :n its own parameter, as pgbench -M prepared does", () => {
+    const statements = scriptStatements(statementsScript(payloads.samples));
+    expect(statements.map((s) => s.text.split(/[ (]/)[0])).toEqual(['BEGIN', 'SELECT', 'SELECT', 'INSERT', 'INSERT', 'SELECT', 'COMMIT']);
+    expect(statements.map((s) => s.setsN)).toEqual([false, true, false, false, false, false, false]);
+    // claim: md5(:n::text), :n::bigint; booking: its id and 4 timestamps (start, end, blocked from, blocked to); outbox: its id; key row: md5(:n::text), md5('f' || :n).
+    expect(statements.map((s) => s.params)).toEqual([0, 0, 2, 5, 1, 2, 0]);
+    expect(statements[2]!.text).toBe("SELECT * FROM booking.idempotency_claim(md5($1::text), $2::bigint, 'wsp_bench')");
+    for (const s of statements) {
+      expect(s.text).not.toMatch(/(?<!:):n\b|;$/);
+      expect(s.text.match(/\$\d+/g) ?? []).toEqual(Array.from({ length: s.params }, (_, k) => `$${k + 1}`));
+    }
+    // The casts and the timestamp literal's colons are not variables.
+    expect(statements[3]!.text).toContain("timestamptz '2040-01-01T00:00:00Z' + $2 * interval '1 hour'");
+    expect(new Set(statements.map((s) => s.name)).size).toBe(7);
+    expect(() => scriptStatements("\\set n random(1, 10)\nSELECT :n;")).toThrow(/meta-command/);
+  });
+
+  it('stores and answers payloads of the contracts: the Booking of a create, its booking.created message, one bookable slot check', () => {
+    const created = JSON.parse(payloads.created) as { data: unknown; meta: { request_id: string } };
+    expect(bookingSchema.safeParse(created.data).success).toBe(true);
+    expect(payloads.samples.storedResponse).toBe(payloads.created);
+    expect(eventMessageSchema.safeParse(JSON.parse(payloads.samples.outboxPayload)).success).toBe(true);
+    expect(JSON.parse(payloads.samples.metadata)).toEqual((created.data as { metadata: unknown }).metadata);
+    const answer = JSON.parse(payloads.slotCheckAnswer) as { data: Array<{ bookable: boolean }> };
+    expect(slotChecksResponseSchema.safeParse(answer.data).success).toBe(true);
+    expect(answer.data).toHaveLength(1);
+    expect(answer.data[0]!.bookable).toBe(true);
+  });
+
+  it('names each process, puts the rest under other, and gives the ratio to pgbench', () => {
+    const byGroup = { 'proxy (gateway)': 0.2, 'server (booking)': 0.4, postgres: 0.9, 'bench client + receiver': 0.15, 'kernel threads': 0.01, other: 0.02 };
+    expect(cpuByProcess(byGroup, ['proxy (gateway)', 'server (booking)', 'availability stub'], 'bench client + receiver')).toEqual({
+      'proxy (gateway)': 0.2,
+      'server (booking)': 0.4,
+      'availability stub': 0,
+      postgres: 0.9,
+      'load generator': 0.15,
+      other: 0.03,
+    });
+    expect(ratioOf(500, 2000)).toBe(0.25);
+    expect(ratioOf(500, 0)).toBeNaN();
   });
 });
 
@@ -215,5 +265,58 @@ describe('pnpm bench --report: the CPU stolen by the host', () => {
     const page = render({ 'system-create-burst.json': burst(), 'system-sustained.json': sustained(1) });
     expect(last(page, 'Creates through the gateway')).toBe('1.50 1.20 1; –');
     expect(last(page, 'Sustained, every Booking')).toBe('1.50 1.20 1; –');
+  });
+});
+
+describe('pnpm bench --report: the create floor beside the burst', () => {
+  const burstAt = (ratio: number) => ({
+    machine,
+    creates_per_s: 300,
+    ratio_of_pgbench: ratio,
+    p50_ms: 90,
+    p99_ms: 300,
+    non_201: {},
+    backlog_at_end: { calendar_pending: 10, webhooks_pending: 5 },
+    cpu_ms_per_create: cpu,
+    pgbench: { tps: 2000, p50_ms: 10, p99_ms: 20 },
+    met: { ratio: false, p99: false },
+    failed_checks: [],
+  });
+  const variant = (perS: number, ratio: number, cpuMs: Record<string, number>) => ({ creates_per_s: perS, p50_ms: 40, p99_ms: 95, created: perS * 10, non_201: {}, transport_errors: 0, bookings_stored: perS * 10, cpu_ms_per_create: cpuMs, machine_busy_pct: 99, steal_pct: 3, ratio_of_pgbench: ratio });
+  const createFloor = (threeHopsRatio: number, failed: string[] = []) => ({
+    machine: { ...machine, steal_pct: 3 },
+    scenario: { connections: 32, duration_s: 10 },
+    three_hops: variant(800, threeHopsRatio, { 'proxy (gateway)': 0.25, 'server (booking)': 0.5, 'availability stub': 0.12, postgres: 0.9, 'load generator': 0.1, other: 0, machine: 2.4 }),
+    two_hops: variant(1000, 0.5, { 'proxy (gateway)': 0.25, 'server (booking)': 0.4, postgres: 0.9, 'load generator': 0.1, other: 0, machine: 2 }),
+    pgbench: { tps: 2000, p50_ms: 15, p99_ms: 30, transactions: 20000, failed: 0, steal_pct: 5 },
+    failed_checks: failed,
+  });
+  const floorRow = "… the design's floor: three hops with the credential and the create transaction, no service code";
+
+  it('renders the floor under the burst, with its share of pgbench, each process and the pgbench run as its limit', () => {
+    const page = render({ 'system-create-burst.json': burstAt(0.15), 'create-floor.json': createFloor(0.4) });
+    const cells = row(page, floorRow);
+    expect(cells[1]).toBe(
+      '800 /s = 40 % of pgbench, p50 / p99 40 / 95 ms (one slot-check call per create: an upper bound); without the slot-check hop 1000 /s = 50 % of pgbench, p50 / p99 40 / 95 ms. CPU per create (µs, /proc): proxy (gateway) 250, server (booking) 500, availability stub 120, postgres 900, load generator 100, other 0, machine 2400; without the slot check: proxy (gateway) 250, server (booking) 400, postgres 900, load generator 100, other 0, machine 2000',
+    );
+    // 40 % is not below the target: how far the burst (15 %) is from its floor (40 %).
+    expect(cells[3]).toBe('not out of reach by the floor (40 % of pgbench); the burst is at 38 % of its floor (15 % of pgbench), 2.7× below it');
+    expect(cells[5]).toBe('2000 tps, p50 / p99 15 / 30 ms (pgbench, the same transaction, 32 clients, right after)');
+    expect(cells[6]).toBe('1.50 1.20 1; 3 % (pgbench 5 %)');
+    // The floor's row comes right after the burst's own rows.
+    const lines = page.split('\n');
+    expect(lines.findIndex((l) => l.startsWith(`| ${floorRow}`))).toBe(lines.findIndex((l) => l.startsWith('| … CPU per create during the burst')) + 1);
+    expect(page).toContain('**The create floor** (tests-e2e/bench/create-floor.bench.ts)');
+  });
+
+  it('says the target is out of reach for the design when even the floor is under 40 % of pgbench, and shows failed checks', () => {
+    const page = render({ 'system-create-burst.json': burstAt(0.15), 'create-floor.json': createFloor(0.325, ['two hops (no slot-check call): answers other than 201: 3× 500']) });
+    expect(row(page, floorRow)[3]).toBe('**out of reach for the design here**: the floor itself reaches 32.5 % of pgbench (< 40 %)');
+    expect(row(page, 'Create floor: **FAILED CHECKS**')[1]).toBe('two hops (no slot-check call): answers other than 201: 3× 500');
+  });
+
+  it('stands alone without a burst, and is absent without its figures', () => {
+    expect(row(render({ 'create-floor.json': createFloor(0.45) }), floorRow)[3]).toBe('the floor reaches 45 % of pgbench (≥ 40 %): not out of reach by the floor');
+    expect(render({ 'system-create-burst.json': burstAt(0.15) })).not.toContain("the design's floor");
   });
 });

@@ -18,7 +18,7 @@ export interface PgbenchResult {
 /** A text literal pgbench leaves alone: it would read `:name` inside JSON (`"x":null`) as a variable. */
 const lit = (s: string) => `convert_from(decode('${Buffer.from(s, 'utf8').toString('base64')}', 'base64'), 'UTF8')`;
 
-type Samples = { outboxPayload: string; storedResponse: string; metadata: string };
+export type Samples = { outboxPayload: string; storedResponse: string; metadata: string };
 
 /**
  * One create in its own transaction, without group commit (the reference the batched form is measured
@@ -28,7 +28,7 @@ type Samples = { outboxPayload: string; storedResponse: string; metadata: string
  * (idempotency_record), COMMIT. Payloads are real ones of the same size. Each transaction books its own hour
  * (a sequence), all for one host, like the HTTP run.
  */
-function statementsScript(samples: Samples): string {
+export function statementsScript(samples: Samples): string {
   const start = `(timestamptz '2040-01-01T00:00:00Z' + :n * interval '1 hour')`;
   return `
 BEGIN;
