@@ -16,14 +16,12 @@
  * statement is parsed and planned at each execution.
  */
 import type { Pool } from 'pg';
-import { newId } from '@sched/contracts';
-import { createTestDatabase } from '@sched/testing';
 import { bookedIntervalFromEvent } from '../src/domain/booked-interval';
 import { checkSlot, type SlotSources } from '../src/domain/find-slots';
 import { loadSlotContext } from '../src/store/event-type.queries';
 import { bookedIntervalsOverlapping, upsertBookedInterval } from '../src/store/projection.queries';
 import { rng } from './fixture';
-import { backendCpuUs, countedPool, seedHost, totalSent } from './store-fixture';
+import { backendCpuUs, countedPool, databaseWithHost, totalSent, type HostIds, type HostSpec } from './store-fixture';
 
 const CHECKS = Number(process.env.CHECKS ?? 5000);
 const EVENTS = Number(process.env.EVENTS ?? 3000);
@@ -48,15 +46,14 @@ async function plans(pool: Pool): Promise<Map<string, { generic: number; custom:
   return new Map(rows.map((r) => [r.name, { generic: Number(r.generic_plans), custom: Number(r.custom_plans) }]));
 }
 
-async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string): Promise<void> {
-  await seedHost(admin, {
-    ws,
-    hostId,
-    eventTypeId,
-    timezone: 'Europe/Berlin',
-    hours: { start: '07:00', end: '22:00' },
-    eventType: { name: 'Intro', slug: 'intro', durationMinutes: 30, slotIntervalMinutes: 30, bufferBeforeMinutes: 10, bufferAfterMinutes: 10, maximumAdvanceMinutes: 525600, meetingType: 'video' },
-  });
+/** The host the calls ask about (store-fixture.ts databaseWithHost). */
+const HOST: HostSpec = {
+  timezone: 'Europe/Berlin',
+  hours: { start: '07:00', end: '22:00' },
+  eventType: { name: 'Intro', slug: 'intro', durationMinutes: 30, slotIntervalMinutes: 30, bufferBeforeMinutes: 10, bufferAfterMinutes: 10, maximumAdvanceMinutes: 525600, meetingType: 'video' },
+};
+
+async function seedBookings(admin: Pool, { ws, hostId, eventTypeId }: HostIds): Promise<void> {
   // The host: one Booking every 40 minutes around the clock, 3,000 before NOW and 3,000 after, every
   // tenth one cancelled; 20 other hosts of the workspace with 500 each.
   await admin.query(
@@ -68,16 +65,11 @@ async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string
           LATERAL (SELECT $4::timestamptz + i * interval '57 minutes' AS t) x`,
     [ws, hostId, eventTypeId, NOW.toISOString()],
   );
-  await admin.query('ANALYZE availability.booked_intervals');
 }
 
 async function main(): Promise<void> {
-  const tdb = await createTestDatabase({ services: ['availability'] });
+  const { tdb, ws, hostId, eventTypeId } = await databaseWithHost(HOST, seedBookings);
   try {
-    const ws = newId('wsp');
-    const hostId = newId('hst');
-    const eventTypeId = newId('evt');
-    await seed(tdb.adminPool, ws, hostId, eventTypeId);
     const random = rng(7);
 
     // Slot checks.

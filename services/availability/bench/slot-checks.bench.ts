@@ -25,14 +25,12 @@ import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Pool } from 'pg';
-import { newId } from '@sched/contracts';
-import { createTestDatabase } from '@sched/testing';
 import type * as FindSlots from '../src/domain/find-slots';
 import type * as EventTypeQueries from '../src/store/event-type.queries';
 import type * as ProjectionQueries from '../src/store/projection.queries';
 import type { Interval } from '../src/domain/slot-engine';
 import { rng } from './fixture';
-import { backendCpuUs, countedPool, seedHost, totalSent } from './store-fixture';
+import { backendCpuUs, countedPool, databaseWithHost, totalSent, type HostIds, type HostSpec } from './store-fixture';
 
 const STARTS = Number(process.env.STARTS ?? 4000);
 const WARMUP_STARTS = 1000;
@@ -52,15 +50,14 @@ async function load() {
   return { checkSlots: findSlots.checkSlots, loadSlotContext: eventTypes.loadSlotContext, bookedIntervalsOverlapping: projection.bookedIntervalsOverlapping };
 }
 
-async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string): Promise<void> {
-  await seedHost(admin, {
-    ws,
-    hostId,
-    eventTypeId,
-    timezone: 'UTC',
-    hours: { start: '00:00', end: '24:00' },
-    eventType: { name: 'Burst', slug: 'burst', durationMinutes: 5, slotIntervalMinutes: 5, bufferBeforeMinutes: 0, bufferAfterMinutes: 0, maximumAdvanceMinutes: 90 * 1440, meetingType: 'phone' },
-  });
+/** The host the calls ask about (store-fixture.ts databaseWithHost). */
+const HOST: HostSpec = {
+  timezone: 'UTC',
+  hours: { start: '00:00', end: '24:00' },
+  eventType: { name: 'Burst', slug: 'burst', durationMinutes: 5, slotIntervalMinutes: 5, bufferBeforeMinutes: 0, bufferAfterMinutes: 0, maximumAdvanceMinutes: 90 * 1440, meetingType: 'phone' },
+};
+
+async function seedBookings(admin: Pool, { ws, hostId, eventTypeId }: HostIds): Promise<void> {
   // 3,000 distinct random 5-minute starts of days 1–88 for the host; 500 for each of 20 others.
   const random = rng(11);
   const slots = (88 * 1440) / 5;
@@ -79,7 +76,6 @@ async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string
      FROM generate_series(1, 20) h, generate_series(0, 499) i, LATERAL (SELECT $3::timestamptz + interval '1 day' + i * interval '4 hours' AS t) x`,
     [ws, eventTypeId, NOW.toISOString()],
   );
-  await admin.query('ANALYZE availability.booked_intervals');
 }
 
 /** 200 calendar busy intervals of 15–90 minutes over days 1–88, answered per range by a binary search. */
@@ -148,12 +144,8 @@ function callsOf(from: number, starts: number, seed: number): Date[][] {
 async function main(): Promise<void> {
   const { checkSlots, loadSlotContext, bookedIntervalsOverlapping } = await load();
   log(`src: ${SRC}`);
-  const tdb = await createTestDatabase({ services: ['availability'] });
+  const { tdb, ws, hostId, eventTypeId } = await databaseWithHost(HOST, seedBookings);
   try {
-    const ws = newId('wsp');
-    const hostId = newId('hst');
-    const eventTypeId = newId('evt');
-    await seed(tdb.adminPool, ws, hostId, eventTypeId);
     const { pool, sent } = countedPool(tdb.urlFor('availability'), 'bench-slot-checks');
     const calendar = fakeCalendar();
     const sources: FindSlots.SlotSources = {

@@ -1,37 +1,61 @@
 /**
- * The Postgres side the store benches share (slot-checks.bench.ts, slot-check-store.bench.ts): a host with
- * its schedule, a connected calendar and one Event Type written straight into availability's tables; a
- * pool of one connection that counts the statements sent; the CPU time of that connection's backend.
+ * The Postgres side the store benches share (slot-checks.bench.ts, slot-check-store.bench.ts): a test
+ * database holding a host with its schedule, a connected calendar and one Event Type, written straight into
+ * availability's tables; a pool of one connection that counts the statements sent; the CPU time of that connection's backend.
  * Nothing here imports the service's src/ (slot-checks.bench.ts may load another tree's, BENCH_SRC).
  */
 import { readFileSync } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
+import { newId } from '@sched/contracts';
 import { createPool } from '@sched/db';
+import { createTestDatabase, type TestDatabase } from '@sched/testing';
 
 const CLOCK_TICK_US = 1e6 / 100; // USER_HZ
 
-export interface HostSeed {
-  ws: string;
-  hostId: string;
-  eventTypeId: string;
+export interface HostSpec {
   timezone: string;
   /** The same working hours every day of the week, local time. */
   hours: { start: string; end: string };
   eventType: { name: string; slug: string; durationMinutes: number; slotIntervalMinutes: number; bufferBeforeMinutes: number; bufferAfterMinutes: number; maximumAdvanceMinutes: number; meetingType: string };
 }
 
-/** The host (named Ada), its weekly schedule (no overrides), its calendar connected, and an active public Event Type with no minimum notice. */
-export async function seedHost(admin: Pool, s: HostSeed): Promise<void> {
-  const weekly = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [s.hours]]));
-  await admin.query(`INSERT INTO availability.hosts (id, workspace_id, name, email, timezone) VALUES ($1, $2, 'Ada', 'ada@example.com', $3)`, [s.hostId, s.ws, s.timezone]);
-  await admin.query(`INSERT INTO availability.schedules (host_id, workspace_id, weekly, overrides, has_availability) VALUES ($1, $2, $3, '[]', true)`, [s.hostId, s.ws, JSON.stringify(weekly)]);
-  await admin.query(`INSERT INTO availability.calendar_connections (host_id, workspace_id, status, event_at) VALUES ($1, $2, 'connected', now())`, [s.hostId, s.ws]);
-  const e = s.eventType;
+export interface HostIds {
+  ws: string;
+  hostId: string;
+  eventTypeId: string;
+}
+
+/**
+ * A fresh test database with availability's schema holding one host (new ids; named Ada) with its weekly
+ * schedule (no overrides), its calendar connected and an active public Event Type with no minimum notice;
+ * then `bookings` writes the bench's own booked intervals, and the table is ANALYZEd. Dropped again if
+ * seeding fails.
+ */
+export async function databaseWithHost(spec: HostSpec, bookings: (admin: Pool, ids: HostIds) => Promise<void>): Promise<HostIds & { tdb: TestDatabase }> {
+  const tdb = await createTestDatabase({ services: ['availability'] });
+  const ids = { ws: newId('wsp'), hostId: newId('hst'), eventTypeId: newId('evt') };
+  try {
+    await seedHost(tdb.adminPool, ids, spec);
+    await bookings(tdb.adminPool, ids);
+    await tdb.adminPool.query('ANALYZE availability.booked_intervals');
+  } catch (err) {
+    await tdb.drop();
+    throw err;
+  }
+  return { tdb, ...ids };
+}
+
+async function seedHost(admin: Pool, { ws, hostId, eventTypeId }: HostIds, spec: HostSpec): Promise<void> {
+  const weekly = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [spec.hours]]));
+  await admin.query(`INSERT INTO availability.hosts (id, workspace_id, name, email, timezone) VALUES ($1, $2, 'Ada', 'ada@example.com', $3)`, [hostId, ws, spec.timezone]);
+  await admin.query(`INSERT INTO availability.schedules (host_id, workspace_id, weekly, overrides, has_availability) VALUES ($1, $2, $3, '[]', true)`, [hostId, ws, JSON.stringify(weekly)]);
+  await admin.query(`INSERT INTO availability.calendar_connections (host_id, workspace_id, status, event_at) VALUES ($1, $2, 'connected', now())`, [hostId, ws]);
+  const e = spec.eventType;
   await admin.query(
     `INSERT INTO availability.event_types (id, workspace_id, host_id, name, slug, duration_minutes, slot_interval_minutes, buffer_before_minutes, buffer_after_minutes,
        minimum_notice_minutes, maximum_advance_minutes, meeting_type, status, access)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10, $11, 'active', 'public')`,
-    [s.eventTypeId, s.ws, s.hostId, e.name, e.slug, e.durationMinutes, e.slotIntervalMinutes, e.bufferBeforeMinutes, e.bufferAfterMinutes, e.maximumAdvanceMinutes, e.meetingType],
+    [eventTypeId, ws, hostId, e.name, e.slug, e.durationMinutes, e.slotIntervalMinutes, e.bufferBeforeMinutes, e.bufferAfterMinutes, e.maximumAdvanceMinutes, e.meetingType],
   );
 }
 
