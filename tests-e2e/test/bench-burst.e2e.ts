@@ -4,13 +4,8 @@
  * with the range over the rounds beside it, and figures written before rounds as they always were. No
  * system runs here: the renderer reads figures files from a temporary folder.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { medianRoundIndex, withRounds, type RoundFigures } from '../bench/burst-rounds';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { renderBenchReport as render, reportRow as row } from '../support/bench-report';
 
 /** A round's figures as the bench writes them (only what the renderer and burst-rounds read). */
 function round(createsPerS: number, tps: number, o: { p99?: number; cpu?: number; machine?: number; steal?: number; pgSteal?: number } = {}) {
@@ -78,25 +73,6 @@ describe('burst rounds: the median round by ratio of pgbench', () => {
     expect(typed.pgbench.tps).toBe(2029);
   });
 });
-
-function render(files: Record<string, object>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bench-report-'));
-  try {
-    for (const [name, figures] of Object.entries(files)) writeFileSync(path.join(dir, name), JSON.stringify(figures));
-    const page = path.join(dir, 'benchmarks.md');
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/bench.mjs'), '--report'], { env: { ...process.env, BENCH_DATA_DIR: dir, BENCH_REPORT_FILE: page }, stdio: ['ignore', 'ignore', 'pipe'] });
-    return readFileSync(page, 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The cells of the first table row whose first cell starts with `figure`. */
-function row(page: string, figure: string): string[] {
-  const line = page.split('\n').find((l) => l.startsWith(`| ${figure}`));
-  if (!line) throw new Error(`no row "${figure}"`);
-  return line.split(' | ').map((c) => c.replace(/^\| | \|$/g, ''));
-}
 
 describe('pnpm bench --report: the burst as the median of its rounds', () => {
   const rounds = [

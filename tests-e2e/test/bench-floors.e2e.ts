@@ -4,17 +4,12 @@
  * limit, same run" of the whole-system rows they bound, and each run's CPU stolen by the host. No system
  * runs here: the renderer reads figures files from a temporary folder.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { bookingSchema, eventMessageSchema, slotChecksResponseSchema } from '@sched/contracts';
 import { statementsScript } from '../../services/booking/bench/pgbench-booking';
 import { createFloorPayloads, scriptStatements } from '../bench/floor/create-transaction';
 import { coreUse, corePercents, costOfSlice, cpuByProcess, microsPerRequest, p50p99, ratioOf } from '../bench/floor-stats';
 import { allTicks, busyTicks, parseCpuTimes, stealPct, stealPctOver } from '../bench/proc-stat';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { renderBenchReport as render, reportRow as row } from '../support/bench-report';
 
 describe('floor-stats', () => {
   it('gives CPU use in % of one core per window, merging windows shorter than the minimum', () => {
@@ -163,25 +158,6 @@ const slots = {
   met: { p50: false, p99: false },
   failed_checks: [],
 };
-
-function render(files: Record<string, object>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'bench-report-'));
-  try {
-    for (const [name, figures] of Object.entries(files)) writeFileSync(path.join(dir, name), JSON.stringify(figures));
-    const page = path.join(dir, 'benchmarks.md');
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/bench.mjs'), '--report'], { env: { ...process.env, BENCH_DATA_DIR: dir, BENCH_REPORT_FILE: page }, stdio: ['ignore', 'ignore', 'pipe'] });
-    return readFileSync(page, 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The cells of the first table row whose first cell starts with `figure`. */
-function row(page: string, figure: string): string[] {
-  const line = page.split('\n').find((l) => l.startsWith(`| ${figure}`));
-  if (!line) throw new Error(`no row "${figure}"`);
-  return line.split(' | ').map((c) => c.replace(/^\| | \|$/g, ''));
-}
 
 describe('pnpm bench --report: the floors as the physical limit of the rows they bound', () => {
   const base = { 'system-sustained.json': sustained(1), 'system-sustained-spread.json': sustained(10), 'system-slots.json': slots };

@@ -15,16 +15,13 @@
  * pg_prepared_statements (per session) shows how often each named statement was planned. An unnamed
  * statement is parsed and planned at each execution.
  */
-import { readFileSync } from 'node:fs';
-import type { Pool, PoolClient } from 'pg';
-import { newId } from '@sched/contracts';
-import { createPool } from '@sched/db';
-import { createTestDatabase } from '@sched/testing';
+import type { Pool } from 'pg';
 import { bookedIntervalFromEvent } from '../src/domain/booked-interval';
 import { checkSlot, type SlotSources } from '../src/domain/find-slots';
 import { loadSlotContext } from '../src/store/event-type.queries';
 import { bookedIntervalsOverlapping, upsertBookedInterval } from '../src/store/projection.queries';
 import { rng } from './fixture';
+import { backendCpuUs, countedPool, databaseWithHost, totalSent, type HostIds, type HostSpec } from './store-fixture';
 
 const CHECKS = Number(process.env.CHECKS ?? 5000);
 const EVENTS = Number(process.env.EVENTS ?? 3000);
@@ -32,30 +29,6 @@ const WARMUP = 200;
 const DAY_MS = 86_400_000;
 const NOW = new Date('2026-06-01T00:00:00.000Z');
 const log = (msg: string) => process.stderr.write(`[bench slot-check-store] ${msg}\n`);
-const CLOCK_TICK_US = 1e6 / 100; // USER_HZ
-
-interface Counted {
-  pool: Pool;
-  /** Statements sent, by name ('' for unnamed ones). */
-  sent: Map<string, number>;
-}
-
-/** A pool of one connection whose every query is counted on the way out. */
-function countedPool(url: string, label: string): Counted {
-  // As app.ts opens the pool of its named statements.
-  const pool = createPool(url, { max: 1, applicationName: label, genericPlans: true, logger: { error: () => undefined } });
-  const sent = new Map<string, number>();
-  pool.on('connect', (client: PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const first = args[0] as { name?: string } | string;
-      const name = typeof first === 'object' && first.name ? first.name : '';
-      sent.set(name, (sent.get(name) ?? 0) + 1);
-      return query(...args);
-    };
-  });
-  return { pool, sent };
-}
 
 /** The store as the service wires it (app.ts), on the given pool. */
 function storeOn(pool: Pool) {
@@ -67,36 +40,20 @@ function storeOn(pool: Pool) {
   return { sources, upsert: (row: Parameters<typeof upsertBookedInterval>[1]) => upsertBookedInterval(pool, row) };
 }
 
-async function backendCpuUs(pool: Pool): Promise<{ pid: number; read: () => number }> {
-  const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const pid = rows[0]!.pid;
-  return {
-    pid,
-    read: () => {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-    },
-  };
-}
-
 /** Named statements' plans so far on the pool's one connection. */
 async function plans(pool: Pool): Promise<Map<string, { generic: number; custom: number }>> {
   const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>('SELECT name, generic_plans, custom_plans FROM pg_prepared_statements');
   return new Map(rows.map((r) => [r.name, { generic: Number(r.generic_plans), custom: Number(r.custom_plans) }]));
 }
 
-async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string): Promise<void> {
-  const day = { start: '07:00', end: '22:00' };
-  const weekly = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [day]]));
-  await admin.query(`INSERT INTO availability.hosts (id, workspace_id, name, email, timezone) VALUES ($1, $2, 'Ada', 'ada@example.com', 'Europe/Berlin')`, [hostId, ws]);
-  await admin.query(`INSERT INTO availability.schedules (host_id, workspace_id, weekly, overrides, has_availability) VALUES ($1, $2, $3, '[]', true)`, [hostId, ws, JSON.stringify(weekly)]);
-  await admin.query(`INSERT INTO availability.calendar_connections (host_id, workspace_id, status, event_at) VALUES ($1, $2, 'connected', now())`, [hostId, ws]);
-  await admin.query(
-    `INSERT INTO availability.event_types (id, workspace_id, host_id, name, slug, duration_minutes, slot_interval_minutes, buffer_before_minutes, buffer_after_minutes,
-       minimum_notice_minutes, maximum_advance_minutes, meeting_type, status, access)
-     VALUES ($1, $2, $3, 'Intro', 'intro', 30, 30, 10, 10, 0, 525600, 'video', 'active', 'public')`,
-    [eventTypeId, ws, hostId],
-  );
+/** The host the calls ask about (store-fixture.ts databaseWithHost). */
+const HOST: HostSpec = {
+  timezone: 'Europe/Berlin',
+  hours: { start: '07:00', end: '22:00' },
+  eventType: { name: 'Intro', slug: 'intro', durationMinutes: 30, slotIntervalMinutes: 30, bufferBeforeMinutes: 10, bufferAfterMinutes: 10, maximumAdvanceMinutes: 525600, meetingType: 'video' },
+};
+
+async function seedBookings(admin: Pool, { ws, hostId, eventTypeId }: HostIds): Promise<void> {
   // The host: one Booking every 40 minutes around the clock, 3,000 before NOW and 3,000 after, every
   // tenth one cancelled; 20 other hosts of the workspace with 500 each.
   await admin.query(
@@ -108,16 +65,11 @@ async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string
           LATERAL (SELECT $4::timestamptz + i * interval '57 minutes' AS t) x`,
     [ws, hostId, eventTypeId, NOW.toISOString()],
   );
-  await admin.query('ANALYZE availability.booked_intervals');
 }
 
 async function main(): Promise<void> {
-  const tdb = await createTestDatabase({ services: ['availability'] });
+  const { tdb, ws, hostId, eventTypeId } = await databaseWithHost(HOST, seedBookings);
   try {
-    const ws = newId('wsp');
-    const hostId = newId('hst');
-    const eventTypeId = newId('evt');
-    await seed(tdb.adminPool, ws, hostId, eventTypeId);
     const random = rng(7);
 
     // Slot checks.
@@ -200,7 +152,7 @@ function figures(
     planned += p.custom - b.custom + (p.generic > 0 && b.generic === 0 ? 1 : 0);
   }
   return {
-    statements_per_op: per([...sent.values()].reduce((a, b) => a + b, 0)),
+    statements_per_op: per(totalSent(sent)),
     by_statement: statements,
     plannings_per_op: per(planned),
     node_cpu_us_per_op: Math.round((node.user + node.system) / n),

@@ -21,19 +21,16 @@
  * of the same calls under V8's precise coverage with call counts (node:inspector), how often each
  * function of src/ and of libs/contracts ran (the top ones). The coverage pass is not timed: counting slows V8 down.
  */
-import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Pool, PoolClient } from 'pg';
-import { newId } from '@sched/contracts';
-import { createPool } from '@sched/db';
-import { createTestDatabase } from '@sched/testing';
+import type { Pool } from 'pg';
 import type * as FindSlots from '../src/domain/find-slots';
 import type * as EventTypeQueries from '../src/store/event-type.queries';
 import type * as ProjectionQueries from '../src/store/projection.queries';
 import type { Interval } from '../src/domain/slot-engine';
 import { rng } from './fixture';
+import { backendCpuUs, countedPool, databaseWithHost, totalSent, type HostIds, type HostSpec } from './store-fixture';
 
 const STARTS = Number(process.env.STARTS ?? 4000);
 const WARMUP_STARTS = 1000;
@@ -42,7 +39,6 @@ const MEMORY_ROUNDS = Number(process.env.MEMORY_ROUNDS ?? 10);
 const DAY_MS = 86_400_000;
 const MIN_MS = 60_000;
 const NOW = new Date('2026-06-01T00:00:00.000Z');
-const CLOCK_TICK_US = 1e6 / 100; // USER_HZ
 const SRC = resolve(process.env.BENCH_SRC ?? resolve(__dirname, '../src'));
 const log = (msg: string) => process.stderr.write(`[bench slot-checks] ${msg}\n`);
 
@@ -54,18 +50,14 @@ async function load() {
   return { checkSlots: findSlots.checkSlots, loadSlotContext: eventTypes.loadSlotContext, bookedIntervalsOverlapping: projection.bookedIntervalsOverlapping };
 }
 
-async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string): Promise<void> {
-  const day = { start: '00:00', end: '24:00' };
-  const weekly = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [day]]));
-  await admin.query(`INSERT INTO availability.hosts (id, workspace_id, name, email, timezone) VALUES ($1, $2, 'Ada', 'ada@example.com', 'UTC')`, [hostId, ws]);
-  await admin.query(`INSERT INTO availability.schedules (host_id, workspace_id, weekly, overrides, has_availability) VALUES ($1, $2, $3, '[]', true)`, [hostId, ws, JSON.stringify(weekly)]);
-  await admin.query(`INSERT INTO availability.calendar_connections (host_id, workspace_id, status, event_at) VALUES ($1, $2, 'connected', now())`, [hostId, ws]);
-  await admin.query(
-    `INSERT INTO availability.event_types (id, workspace_id, host_id, name, slug, duration_minutes, slot_interval_minutes, buffer_before_minutes, buffer_after_minutes,
-       minimum_notice_minutes, maximum_advance_minutes, meeting_type, status, access)
-     VALUES ($1, $2, $3, 'Burst', 'burst', 5, 5, 0, 0, 0, ${90 * 1440}, 'phone', 'active', 'public')`,
-    [eventTypeId, ws, hostId],
-  );
+/** The host the calls ask about (store-fixture.ts databaseWithHost). */
+const HOST: HostSpec = {
+  timezone: 'UTC',
+  hours: { start: '00:00', end: '24:00' },
+  eventType: { name: 'Burst', slug: 'burst', durationMinutes: 5, slotIntervalMinutes: 5, bufferBeforeMinutes: 0, bufferAfterMinutes: 0, maximumAdvanceMinutes: 90 * 1440, meetingType: 'phone' },
+};
+
+async function seedBookings(admin: Pool, { ws, hostId, eventTypeId }: HostIds): Promise<void> {
   // 3,000 distinct random 5-minute starts of days 1–88 for the host; 500 for each of 20 others.
   const random = rng(11);
   const slots = (88 * 1440) / 5;
@@ -84,7 +76,6 @@ async function seed(admin: Pool, ws: string, hostId: string, eventTypeId: string
      FROM generate_series(1, 20) h, generate_series(0, 499) i, LATERAL (SELECT $3::timestamptz + interval '1 day' + i * interval '4 hours' AS t) x`,
     [ws, eventTypeId, NOW.toISOString()],
   );
-  await admin.query('ANALYZE availability.booked_intervals');
 }
 
 /** 200 calendar busy intervals of 15–90 minutes over days 1–88, answered per range by a binary search. */
@@ -137,20 +128,6 @@ async function memoryStore(db: FindSlots.SlotSources, ws: string, hostId: string
   };
 }
 
-/** A pool of one connection whose every query is counted on the way out (as app.ts opens the statement pool). */
-function countedPool(url: string): { pool: Pool; sent: { n: number } } {
-  const pool = createPool(url, { max: 1, applicationName: 'bench-slot-checks', genericPlans: true, logger: { error: () => undefined } });
-  const sent = { n: 0 };
-  pool.on('connect', (client: PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      sent.n++;
-      return query(...args);
-    };
-  });
-  return { pool, sent };
-}
-
 /** The calls: consecutive 5-minute starts from day 1 on, 1–8 per call. */
 function callsOf(from: number, starts: number, seed: number): Date[][] {
   const random = rng(seed);
@@ -167,13 +144,9 @@ function callsOf(from: number, starts: number, seed: number): Date[][] {
 async function main(): Promise<void> {
   const { checkSlots, loadSlotContext, bookedIntervalsOverlapping } = await load();
   log(`src: ${SRC}`);
-  const tdb = await createTestDatabase({ services: ['availability'] });
+  const { tdb, ws, hostId, eventTypeId } = await databaseWithHost(HOST, seedBookings);
   try {
-    const ws = newId('wsp');
-    const hostId = newId('hst');
-    const eventTypeId = newId('evt');
-    await seed(tdb.adminPool, ws, hostId, eventTypeId);
-    const { pool, sent } = countedPool(tdb.urlFor('availability'));
+    const { pool, sent } = countedPool(tdb.urlFor('availability'), 'bench-slot-checks');
     const calendar = fakeCalendar();
     const sources: FindSlots.SlotSources = {
       loadContext: (w, id) => loadSlotContext(pool, w, id),
@@ -193,20 +166,16 @@ async function main(): Promise<void> {
     };
 
     await run(callsOf(0, WARMUP_STARTS, 1));
-    const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    const backendUs = () => {
-      const fields = readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-    };
+    const backendUs = (await backendCpuUs(pool)).read;
     const calls = callsOf(WARMUP_STARTS, STARTS, 2);
     answers.bookable = answers.slot_unavailable = 0;
-    sent.n = 0;
+    sent.clear();
     const pg0 = backendUs();
     const cpu0 = process.cpuUsage();
     await run(calls);
     const cpu = process.cpuUsage(cpu0);
     const pgUs = backendUs() - pg0;
-    const statements = sent.n;
+    const statements = totalSent(sent);
     const timed = { ...answers };
 
     // The same calls on the store's answers kept in memory: the domain's own CPU, without pg and the socket.

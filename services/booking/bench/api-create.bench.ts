@@ -13,16 +13,12 @@
  * answered. Per create: the API process's CPU (user + system, /proc), its read and write system calls, log
  * lines, slot-check calls and the mean group-commit batch.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, internalAuthorization, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { createTestDatabase, freePort, testAmqp } from '@sched/testing';
 import { bookable, startAvailabilityStub } from '../test/support/availability-stub';
+import { buildBundles, cleanupBookingBus, createBody, gatewayCredential, procCpuMs, procIo, runMain, startBookingBundle, type BookingProcess } from './booking-bench';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const CLIENTS = 32;
 const CREATES = Number(process.env.BENCH_CREATES ?? 6000);
 const WARMUP = 1500;
@@ -32,10 +28,7 @@ const log = (msg: string) => process.stderr.write(`[bench api-create] ${msg}\n`)
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
 function counters(pid: number) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-  const num = (name: string) => Number(new RegExp(`${name}: (\\d+)`).exec(io)![1]);
-  return { cpuMs: (Number(fields[11]) + Number(fields[12])) * 10, syscr: num('syscr'), syscw: num('syscw') };
+  return { cpuMs: procCpuMs(pid), ...procIo(pid) };
 }
 
 /** `count` creates from CLIENTS closed-loop clients on keep-alive sockets; answers by status. */
@@ -75,57 +68,26 @@ async function closedLoop(port: number, count: number, next: () => { body: strin
 }
 
 async function main(): Promise<void> {
-  if (!process.env.BENCH_NO_BUILD && !process.env.BENCH_BUNDLE) {
-    log('building the bundles');
-    const built = spawnSync('node', ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`build failed:\n${built.stderr}`);
-  }
+  if (!process.env.BENCH_NO_BUILD && !process.env.BENCH_BUNDLE) buildBundles(log);
   const db = await createTestDatabase({ services: ['booking'] });
   const bus = testAmqp();
   const stub = await startAvailabilityStub((call) => ({ ...bookable()(call), delayMs: SLOT_DELAY_MS }));
-  const port = await freePort();
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_PROFILE_DIR, 'booking')}`] : [];
-  const bundle = process.env.BENCH_BUNDLE ?? path.join(ROOT, 'services/booking/dist/main.js');
-  const proc = spawn(process.execPath, [...profile, '--enable-source-maps', bundle], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PROCESS_ROLE: 'api',
-      DATABASE_URL: db.urlFor('booking'),
-      AMQP_URL: bus.url,
-      AMQP_PREFIX: bus.prefix,
-      AVAILABILITY_URL: stub.url,
-      CURSOR_SECRET: 'bench-cursor-secret-0123456789',
-      INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let lines = 0;
-  for (const stream of [proc.stdout!, proc.stderr!]) createInterface({ input: stream }).on('line', () => (lines += 1));
-  const exited = new Promise((r) => proc.once('exit', r));
+  let booking: BookingProcess | undefined;
   try {
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok ?? false, { timeoutMs: 30_000, intervalMs: 100 });
-    const auth = await internalAuthorization('booking', { principal: 'api_key', workspaceId: id('wsp'), apiKeyId: id('key'), scopes: ['bookings:write', 'bookings:read'] }, { ttlSeconds: 240 });
+    const port = await freePort();
+    booking = await startBookingBundle({ port, db, bus, availabilityUrl: stub.url, env: { NODE_ENV: 'test', PROCESS_ROLE: 'api' }, nodeArgs: ['--enable-source-maps'] });
+    const { proc, bundle } = booking;
+    const auth = await gatewayCredential(id('wsp'), id('key'));
     let i = 0;
     const next = () => {
       i += 1;
-      const body = JSON.stringify({
-        event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
-        start_at: new Date(Date.UTC(2035, 0, 1) + i * 3_600_000).toISOString(),
-        guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
-        metadata: { order: `o-${i}`, channel: 'bench' },
-      });
-      return { body, headers: { ...auth, 'idempotency-key': `api-${i}` } };
+      return { body: createBody(i), headers: { ...auth, 'idempotency-key': `api-${i}` } };
     };
     log(`warm-up: ${WARMUP} creates`);
     await closedLoop(port, WARMUP, next);
     const calls = stub.requests.length;
     const a = counters(proc.pid!);
-    const linesBefore = lines;
+    const linesBefore = booking.lines();
     log(`${CREATES} creates, ${CLIENTS} clients, slot checks answered after ${SLOT_DELAY_MS} ms`);
     const run = await closedLoop(port, CREATES, next);
     const b = counters(proc.pid!);
@@ -141,27 +103,17 @@ async function main(): Promise<void> {
         booking_cpu_us: Math.round(per(b.cpuMs - a.cpuMs) * 1000),
         syscalls_read: per(b.syscr - a.syscr, 2),
         syscalls_write: per(b.syscw - a.syscw, 2),
-        log_lines: per(lines - linesBefore, 2),
+        log_lines: per(booking.lines() - linesBefore, 2),
         slot_check_calls: per(stub.requests.length - calls, 2),
         mean_create_batch: Math.round((rows[0]!.n / rows[0]!.tx) * 10) / 10,
       })}\n`,
     );
   } finally {
-    proc.kill('SIGTERM');
-    await exited;
+    await booking?.stop();
     await stub.close();
     await db.drop();
-    await cleanupAmqpPrefix(bus.url, bus.prefix, ['booking', 'booking.dlq', 'booking.retry.1000ms', 'booking.retry.5000ms', 'booking.retry.30000ms'], [
-      'scheduling.events',
-      'scheduling.dlx',
-    ]).catch(() => undefined);
+    await cleanupBookingBus(bus);
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);

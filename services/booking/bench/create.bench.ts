@@ -11,15 +11,14 @@
  * booking.create_bookings with the HTTP run's mean batch size: the ceiling of the batched form.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, internalAuthorization, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
+import { createTestDatabase, freePort, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS } from '@sched/testing';
 import { bookable, startAvailabilityStub } from '../test/support/availability-stub';
+import { cleanupBookingBus, createBody, gatewayCredential, procCpuMs, ROOT, runMain } from './booking-bench';
 import { runClosedLoop, percentile } from './http-load';
 import { runPgbench, type PgbenchScript } from './pgbench-booking';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const CLIENTS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 const WARMUP_S = 3;
@@ -60,8 +59,7 @@ async function stopProcess(proc: ChildProcess): Promise<void> {
 /** CPU time (user + system, ms) a child process has used so far, from /proc (Linux). */
 function cpuMs(proc: ChildProcess): number {
   try {
-    const fields = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+    return procCpuMs(proc.pid!);
   } catch {
     return NaN;
   }
@@ -112,22 +110,12 @@ async function httpRun() {
       rate_limit: { limit: 100000, window_seconds: 1 },
     });
 
-    // Straight to booking: the credential the gateway would send for this key (minted once, as the
-    // run is shorter than its lifetime), to see the booking service alone.
-    const internal = await internalAuthorization(
-      'booking',
-      { principal: 'api_key', workspaceId: ws.id, apiKeyId: key.id, scopes: ['bookings:write', 'bookings:read'] },
-      { ttlSeconds: 240 },
-    );
+    // Straight to booking (the credential the gateway would send for this key), to see the booking service alone.
+    const internal = await gatewayCredential(ws.id, key.id);
     let i = 0;
     const next = (direct = false) => {
       i += 1;
-      const body = JSON.stringify({
-        event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
-        start_at: new Date(Date.UTC(2035, 0, 1) + i * 3_600_000).toISOString(),
-        guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
-        metadata: { order: `o-${i}`, channel: 'bench' },
-      });
+      const body = createBody(i);
       const auth: Record<string, string> = direct ? internal : { authorization: `Bearer ${key.key}` };
       return { path: '/v1/bookings', body, headers: { ...auth, 'idempotency-key': `bench-${i}` } };
     };
@@ -156,10 +144,7 @@ async function httpRun() {
     for (const p of procs.reverse()) await stopProcess(p);
     await stub.close();
     await db.drop();
-    await cleanupAmqpPrefix(amqp.url, amqp.prefix, ['booking', 'booking.dlq', 'booking.retry.1000ms', 'booking.retry.5000ms', 'booking.retry.30000ms'], [
-      'scheduling.events',
-      'scheduling.dlx',
-    ]).catch(() => undefined);
+    await cleanupBookingBus(amqp);
   }
 }
 
@@ -223,10 +208,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);

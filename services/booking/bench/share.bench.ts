@@ -19,17 +19,14 @@
  * voluntary context switches, log lines; Postgres commits and the CPU of this database's backends; for the
  * results, the share of Booking updates Postgres made HOT (heap-only: on the row's own page, no index entries).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import amqp from 'amqplib';
-import { cleanupAmqpPrefix, createTestDatabase, freePort, internalAuthorization, testAmqp, waitFor, TEST_INTERNAL_AUTH_KEYS, type TestDatabase } from '@sched/testing';
+import { createTestDatabase, freePort, testAmqp, waitFor, type TestDatabase } from '@sched/testing';
 import { bookable, startAvailabilityStub } from '../test/support/availability-stub';
+import { buildBundles, cleanupBookingBus, createBody, gatewayCredential, procCpuMs, procIo, runMain, startBookingBundle, type BookingProcess } from './booking-bench';
 import { percentile, runClosedLoop } from './http-load';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const CLIENTS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const SLOT_DELAY_MS = Number(process.env.BENCH_SLOT_DELAY_MS ?? 60);
@@ -51,21 +48,6 @@ interface Counters {
   pgCpuMs: number;
 }
 
-function procStat(pid: number): { cpuMs: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return { cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 }; // clock ticks of 10 ms
-}
-
-function procIo(pid: number): { syscr: number; syscw: number } {
-  const io = Object.fromEntries(
-    readFileSync(`/proc/${pid}/io`, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(': ') as [string, string]),
-  );
-  return { syscr: Number(io.syscr), syscw: Number(io.syscw) };
-}
-
 function voluntarySwitches(pid: number): number {
   return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 }
@@ -77,7 +59,7 @@ async function pgCounters(db: TestDatabase): Promise<{ commits: number; backends
   const backends = new Map<number, number>();
   for (const { pid } of pids.rows) {
     try {
-      backends.set(pid, procStat(pid).cpuMs);
+      backends.set(pid, procCpuMs(pid));
     } catch {
       // ended meanwhile
     }
@@ -85,10 +67,11 @@ async function pgCounters(db: TestDatabase): Promise<{ commits: number; backends
   return { commits: Number(stats.rows[0]!.commits), backends };
 }
 
-async function snapshot(proc: ChildProcess, db: TestDatabase, lines: () => number): Promise<Counters & { backends: Map<number, number> }> {
+async function snapshot(booking: BookingProcess, db: TestDatabase): Promise<Counters & { backends: Map<number, number> }> {
   // pg_stat_database is updated when a backend reports its counters (at most every 500 ms by default on 15).
   const pg = await pgCounters(db);
-  return { ...procStat(proc.pid!), ...procIo(proc.pid!), voluntarySwitches: voluntarySwitches(proc.pid!), logLines: lines(), commits: pg.commits, pgCpuMs: 0, backends: pg.backends };
+  const pid = booking.proc.pid!;
+  return { cpuMs: procCpuMs(pid), ...procIo(pid), voluntarySwitches: voluntarySwitches(pid), logLines: booking.lines(), commits: pg.commits, pgCpuMs: 0, backends: pg.backends };
 }
 
 function perUnit(a: Awaited<ReturnType<typeof snapshot>>, b: Awaited<ReturnType<typeof snapshot>>, units: number) {
@@ -118,57 +101,22 @@ async function outboxDrained(db: TestDatabase, type: string, count: number): Pro
 }
 
 async function main(): Promise<void> {
-  if (!process.env.BENCH_NO_BUILD) {
-    log('building the bundles');
-    const built = spawnSync('node', ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`build failed:\n${built.stderr}`);
-  }
+  if (!process.env.BENCH_NO_BUILD) buildBundles(log);
   const db = await createTestDatabase({ services: ['booking'] });
   const bus = testAmqp();
   const stub = await startAvailabilityStub((call) => ({ ...bookable()(call), delayMs: SLOT_DELAY_MS }));
-  const port = await freePort();
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_PROFILE_DIR, 'booking')}`] : [];
-  const bundle = process.env.BENCH_BUNDLE ?? path.join(ROOT, 'services/booking/dist/main.js');
-  const proc = spawn(process.execPath, [...profile, bundle], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: db.urlFor('booking'),
-      AMQP_URL: bus.url,
-      AMQP_PREFIX: bus.prefix,
-      AVAILABILITY_URL: stub.url,
-      CURSOR_SECRET: 'bench-cursor-secret-0123456789',
-      INTERNAL_AUTH_KEYS: TEST_INTERNAL_AUTH_KEYS,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let lineCount = 0;
-  for (const stream of [proc.stdout!, proc.stderr!]) createInterface({ input: stream }).on('line', () => (lineCount += 1));
-  const exited = new Promise((r) => proc.once('exit', r));
-  const conn = await amqp.connect(bus.url);
+  let booking: BookingProcess | undefined;
+  let conn: amqp.ChannelModel | undefined;
   try {
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await fetch(`${url}/readyz`).catch(() => null))?.ok ?? false, { timeoutMs: 30_000, intervalMs: 100 });
+    booking = await startBookingBundle({ port: await freePort(), db, bus, availabilityUrl: stub.url, env: { NODE_ENV: 'development' } });
+    conn = await amqp.connect(bus.url);
+    const url = booking.url;
     const workspaceId = id('wsp');
-    const auth = await internalAuthorization(
-      'booking',
-      { principal: 'api_key', workspaceId, apiKeyId: id('key'), scopes: ['bookings:write', 'bookings:read'] },
-      { ttlSeconds: 240 },
-    );
+    const auth = await gatewayCredential(workspaceId, id('key'));
     let i = 0;
     const next = () => {
       i += 1;
-      const body = JSON.stringify({
-        event_type_id: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
-        start_at: new Date(Date.UTC(2035, 0, 1) + i * 3_600_000).toISOString(),
-        guest: { name: 'Ada Lovelace', email: 'ada@example.com', timezone: 'Europe/London' },
-        metadata: { order: `o-${i}`, channel: 'bench' },
-      });
-      return { path: '/v1/bookings', body, headers: { ...auth, 'idempotency-key': `share-${i}` } };
+      return { path: '/v1/bookings', body: createBody(i), headers: { ...auth, 'idempotency-key': `share-${i}` } };
     };
 
     log(`warm-up ${WARMUP_S} s`);
@@ -177,11 +125,11 @@ async function main(): Promise<void> {
 
     log(`creates: ${CLIENTS} clients for ${DURATION_S} s, slot checks answered after ${SLOT_DELAY_MS} ms`);
     const callsBefore = stub.requests.length;
-    const a = await snapshot(proc, db, () => lineCount);
+    const a = await snapshot(booking, db);
     const createsFrom = monotonicUs();
     const burst = await runClosedLoop({ url, clients: CLIENTS, durationS: DURATION_S, expectStatus: 201, next });
     await outboxDrained(db, 'booking.created', warm.ok + burst.ok);
-    const b = await snapshot(proc, db, () => lineCount);
+    const b = await snapshot(booking, db);
     const { rows: batchRows } = await db.adminPool.query<{ n: number; tx: number }>('SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS tx FROM booking.bookings');
     // The relay marks the rows of one round in one transaction: events per round are rows per marking transaction.
     const { rows: roundRows } = await db.adminPool.query<{ n: number; tx: number }>(
@@ -205,7 +153,7 @@ async function main(): Promise<void> {
     const { rows: booked } = await db.adminPool.query<{ id: string }>('SELECT id FROM booking.bookings ORDER BY created_at');
     const ch = await conn.createConfirmChannel();
     const exchange = `${bus.prefix}scheduling.events`;
-    const c = await snapshot(proc, db, () => lineCount);
+    const c = await snapshot(booking, db);
     const resultsFrom = monotonicUs();
     const started = Date.now();
     for (let k = 0; k < booked.length; k++) {
@@ -223,7 +171,7 @@ async function main(): Promise<void> {
     }
     await ch.waitForConfirms();
     await outboxDrained(db, 'calendar.created', booked.length);
-    const d = await snapshot(proc, db, () => lineCount);
+    const d = await snapshot(booking, db);
     // Updates of Bookings that stayed on their page (HOT): no new index entries, the exclusion constraint not checked again.
     const { rows: upd } = await db.adminPool.query<{ upd: string; hot: string }>(
       "SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = 'booking' AND relname = 'bookings'",
@@ -236,22 +184,12 @@ async function main(): Promise<void> {
     log(JSON.stringify(results));
     process.stdout.write(`${JSON.stringify({ name: 'booking-share', clients: CLIENTS, duration_s: DURATION_S, slot_delay_ms: SLOT_DELAY_MS, result_rate: RESULT_RATE, creates, results })}\n`);
   } finally {
-    await conn.close().catch(() => undefined);
-    proc.kill('SIGTERM');
-    await exited;
+    await conn?.close().catch(() => undefined);
+    await booking?.stop();
     await stub.close();
     await db.drop();
-    await cleanupAmqpPrefix(bus.url, bus.prefix, ['booking', 'booking.dlq', 'booking.retry.1000ms', 'booking.retry.5000ms', 'booking.retry.30000ms'], [
-      'scheduling.events',
-      'scheduling.dlx',
-    ]).catch(() => undefined);
+    await cleanupBookingBus(bus);
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);
