@@ -6,19 +6,22 @@
  * they do not depend on what else runs on the machine.
  *
  *   node --import tsx libs/messaging/bench/count.bench.ts
- *   COUNT_MESSAGES=100 COUNT_PREFETCH=10,100 COUNT_ONLY=consumer|relay COUNT_BATCH=0 node --import tsx libs/messaging/bench/count.bench.ts
+ *   COUNT_MESSAGES=100 COUNT_PREFETCH=10,100 COUNT_ONLY=consumer|idempotent|relay COUNT_BATCH=0 node --import tsx libs/messaging/bench/count.bench.ts
  *
  * Consumer: N messages wait in the queue when the consumer subscribes (delivered together); the handler
- * writes one row in the consumer's transaction. Relay: N events committed one by one (each its own
+ * writes one row in the consumer's transaction. Idempotent: the same, through the `idempotent` path (no
+ * inbox, no transaction): each message upserts one row keeping the highest version, as one named statement
+ * in autocommit; with `batchHandler`, the messages waiting together upsert their rows in one named
+ * statement (unnest of arrays, as availability's projection does). Relay: N events committed one by one (each its own
  * transaction, the next after the previous commit) while the relay listens; first on a fresh table, then
  * after WARM_EVENTS more were published through it since the last vacuum (autovacuum off for the table).
  */
 import { readFileSync } from 'node:fs';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { Pool, type PoolClient } from 'pg';
-import { statementsIn } from '@sched/testing';
-import { createBroker, createEnvelope, enqueueEvent, startConsumer, startOutboxRelay, type Broker, type ConsumerOptions } from '../src';
+import type { Pool } from 'pg';
+import { createBroker, createEnvelope, enqueueEvent, startConsumer, startOutboxRelay, type Broker, type ConsumerOptions, type EventEnvelope } from '../src';
 import { AMQP_URL, deleteTopology, eventually, openProbe, randomPrefix, testLogger } from '../test/helpers/amqp-test-kit';
+import { countingPool, type Counts } from '../test/helpers/counting-pool';
 import { createServiceTables, createTestDatabase, type TestDatabase, type TestDb } from '../test/helpers/test-database';
 
 const N = Number(process.env.COUNT_MESSAGES ?? 100);
@@ -28,48 +31,6 @@ const WARM_EVENTS = Number(process.env.COUNT_WARM_EVENTS ?? 2000);
 const ONLY = process.env.COUNT_ONLY;
 const logger = testLogger();
 const consumerServices: string[] = [];
-
-interface Counts {
-  roundTrips: number;
-  statements: number;
-  begins: number;
-  byKind: Map<string, number>;
-}
-
-/** A pool whose every query is counted (round trips, statements, BEGINs), for the code under test alone. */
-function countingPool(tdb: TestDatabase, applicationName: string): { pool: Pool; counts: Counts; reset(): void } {
-  const counts: Counts = { roundTrips: 0, statements: 0, begins: 0, byKind: new Map() };
-  const pool = new Pool({ host: '127.0.0.1', port: 5432, user: 'postgres', database: tdb.name, max: 20, application_name: applicationName });
-  pool.on('error', () => undefined);
-  pool.on('connect', (client: PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const first = args[0];
-      const named = typeof first === 'object' && first !== null && 'name' in first && (first as { name?: string }).name;
-      const text = typeof first === 'string' ? first : ((first as { text?: string })?.text ?? '');
-      const stmts = named ? [text] : statementsIn(text);
-      counts.roundTrips += 1;
-      counts.statements += stmts.length;
-      for (const s of stmts) {
-        // The verb and its object (EXECUTE: the statement's name), e.g. `INSERT INTO`, `EXECUTE sched_outbox_…`.
-        const kind = s.split(/[\s(]+/, 2).join(' ');
-        if (/^begin/i.test(kind)) counts.begins += 1;
-        counts.byKind.set(kind, (counts.byKind.get(kind) ?? 0) + 1);
-      }
-      return query(...args);
-    };
-  });
-  return {
-    pool,
-    counts,
-    reset() {
-      counts.roundTrips = 0;
-      counts.statements = 0;
-      counts.begins = 0;
-      counts.byKind.clear();
-    },
-  };
-}
 
 /** CPU time (ns) of the Postgres backends with this application_name, from /proc/<pid>/schedstat. */
 async function backendCpuNs(admin: Pool, applicationName: string): Promise<Map<number, number>> {
@@ -146,6 +107,80 @@ async function countConsumer(tdb: TestDatabase, admin: Pool, broker: Broker, pre
   };
 }
 
+/** One row per key, the highest version kept: the shape of availability's booked-interval projection. */
+const upsertOne = (schema: string) => ({
+  name: `count_upsert_one_${schema}`,
+  text: `INSERT INTO "${schema}".projection AS p (key, version, note) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET version = excluded.version, note = excluded.note WHERE p.version < excluded.version`,
+});
+const upsertMany = (schema: string) => ({
+  name: `count_upsert_many_${schema}`,
+  text: `INSERT INTO "${schema}".projection AS p (key, version, note) SELECT * FROM unnest($1::text[], $2::int[], $3::text[])
+         ON CONFLICT (key) DO UPDATE SET version = excluded.version, note = excluded.note WHERE p.version < excluded.version`,
+});
+
+async function countIdempotent(tdb: TestDatabase, admin: Pool, broker: Broker, prefetch: number, batch: boolean): Promise<Record<string, unknown>> {
+  const app = `count-idem-${prefetch}-${batch ? 'b' : 's'}`;
+  const { pool, counts, reset } = countingPool(tdb, app);
+  const db = drizzle({ client: pool }) as TestDb;
+  const name = `idem_${prefetch}_${batch ? 'b' : 's'}`;
+  const tables = await createServiceTables(admin, name);
+  const table = `"${name}".projection`;
+  await admin.query(`CREATE TABLE ${table} (key text PRIMARY KEY, version int NOT NULL, note text NOT NULL)`);
+  const one = upsertOne(name);
+  const many = upsertMany(name);
+  const opts: ConsumerOptions<TestDb> = {
+    broker,
+    db,
+    inbox: tables.inbox,
+    service: name,
+    bindings: [`${name}.*`],
+    prefetch,
+    logger,
+    handler: async () => undefined,
+    idempotent: {
+      accepts: () => true,
+      handler: async (e) => {
+        await pool.query({ ...one, values: [e.id, 1, 'done'] });
+      },
+      ...(batch
+        ? {
+            batchHandler: async (envelopes: EventEnvelope[]) => {
+              await pool.query({ ...many, values: [envelopes.map((e) => e.id), envelopes.map(() => 1), envelopes.map(() => 'done')] });
+            },
+          }
+        : {}),
+    },
+  };
+  const first = startConsumer(opts);
+  await first.ready();
+  await first.stop();
+  await Promise.all(Array.from({ length: N }, (_, i) => broker.publish(createEnvelope({ type: `${name}.created`, workspace_id: 'ws_1', data: { i } }))));
+  const held = await Promise.all(Array.from({ length: Math.min(prefetch, 10) }, () => pool.connect()));
+  held.forEach((c) => c.release());
+  reset();
+  const cpuBefore = await backendCpuNs(admin, app);
+  const started = process.cpuUsage();
+  const consumer = startConsumer(opts);
+  await eventually(async () => (await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n >= N, 30_000, 'every message handled');
+  await consumer.stop();
+  const cpu = process.cpuUsage(started);
+  const cpuAfter = await backendCpuNs(admin, app);
+  const snapshot = { ...counts, byKind: new Map(counts.byKind) };
+  await pool.end();
+  consumerServices.push(name);
+  return {
+    scenario: `idempotent, ${N} messages waiting, prefetch ${prefetch}, ${batch ? 'batchHandler' : 'one statement per message'}`,
+    per_message: {
+      round_trips: per(snapshot.roundTrips),
+      statements: per(snapshot.statements),
+      postgres_backend_cpu_ms: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
+      node_cpu_ms_this_process: Math.round(((cpu.user + cpu.system) / 1000 / N) * 1000) / 1000,
+      statements_by_kind: kinds(snapshot),
+    },
+  };
+}
+
 async function countRelay(tdb: TestDatabase, admin: Pool, broker: Broker, warm: number): Promise<Record<string, unknown>> {
   const app = `count-relay-${warm}`;
   const { pool, counts, reset } = countingPool(tdb, app);
@@ -198,12 +233,14 @@ async function main(): Promise<void> {
   await broker.waitForConnection();
   const results: Array<Record<string, unknown>> = [];
   try {
-    if (ONLY !== 'relay') {
-      for (const prefetch of PREFETCHES) {
-        for (const batch of process.env.COUNT_BATCH === '0' ? [false] : [false, true]) results.push(await countConsumer(tdb, admin, broker, prefetch, batch));
-      }
+    const batchModes = process.env.COUNT_BATCH === '0' ? [false] : process.env.COUNT_BATCH === '1' ? [true] : [false, true];
+    if (ONLY === undefined || ONLY === 'consumer') {
+      for (const prefetch of PREFETCHES) for (const batch of batchModes) results.push(await countConsumer(tdb, admin, broker, prefetch, batch));
     }
-    if (ONLY !== 'consumer') for (const warm of [0, WARM_EVENTS]) results.push(await countRelay(tdb, admin, broker, warm));
+    if (ONLY === undefined || ONLY === 'idempotent') {
+      for (const prefetch of PREFETCHES) for (const batch of batchModes) results.push(await countIdempotent(tdb, admin, broker, prefetch, batch));
+    }
+    if (ONLY === undefined || ONLY === 'relay') for (const warm of [0, WARM_EVENTS]) results.push(await countRelay(tdb, admin, broker, warm));
   } finally {
     await broker.close();
     await deleteTopology(prefix, consumerServices.map((service) => ({ service }))).catch(() => undefined);

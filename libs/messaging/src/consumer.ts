@@ -20,6 +20,27 @@ export interface DeliveryInfo {
 
 export type EventHandler<TTx> = (envelope: EventEnvelope, tx: TTx, info: DeliveryInfo) => Promise<void>;
 
+/** The consumer's path without the inbox, for effects safe to repeat (ConsumerOptions.idempotent). */
+export interface IdempotentOptions<TDb extends AnyPgDatabase> {
+  accepts(envelope: EventEnvelope): boolean;
+  /** One message's effects on `db`, outside any transaction. */
+  handler(envelope: EventEnvelope, db: TDb, info: DeliveryInfo): Promise<void>;
+  /**
+   * Opt-in, the batched form (group commit, @sched/group-commit, as `batch` does for the inbox path): the
+   * messages that arrive while a batch is running wait and then go to `batchHandler` together (at most
+   * `prefetch`, in delivery order, never two deliveries of one event id), which applies all their effects
+   * (typically one statement for all), and each is acknowledged once it resolves. No timer: a message alone
+   * goes to `handler` at once. If `batchHandler` throws, each of its messages runs again through `handler`
+   * alone, so only a failing one goes to the retry queues and the DLQ, as without it. So a message's effect
+   * may be applied twice (once by a failed batch that got part way, once alone): safe, since it must be
+   * safe to repeat anyway. It must give the state that `handler` gives for the same messages applied one by
+   * one, whatever their order (e.g. several events of one entity: keep the highest version).
+   */
+  batchHandler?(envelopes: EventEnvelope[], db: TDb): Promise<void>;
+  /** With `batchHandler`: batches running at once (default 1). */
+  inFlight?: number;
+}
+
 export interface ConsumerOptions<TDb extends AnyPgDatabase> {
   broker: Broker;
   db: TDb;
@@ -53,7 +74,7 @@ export interface ConsumerOptions<TDb extends AnyPgDatabase> {
    * trips fewer per message (BEGIN, the inbox insert, COMMIT). Every statement the handler runs must be
    * atomic on its own and safe to repeat; a failure goes through the retry queues like any other.
    */
-  idempotent?: { accepts(envelope: EventEnvelope): boolean; handler(envelope: EventEnvelope, db: TDb, info: DeliveryInfo): Promise<void> };
+  idempotent?: IdempotentOptions<TDb>;
   /** Delay before each retry; its length is the number of retries. Default [1000, 5000, 30000]. */
   retryDelaysMs?: readonly number[];
   /** Unacknowledged messages handled at once by this consumer. Default 10. */
@@ -156,6 +177,37 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
         maxInFlight: Math.max(1, batchOpts.inFlight ?? 1),
         maxBatch: prefetch,
         // A message and its redelivery never share a batch: the later one finds the inbox row committed.
+        keyOf: (d) => d.envelope.id,
+        retryAlone: () => true,
+      })
+    : undefined;
+
+  const idem = opts.idempotent;
+  /** Runs one message through `idempotent.handler`, several through `idempotent.batchHandler`. */
+  async function handleIdempotent(items: Delivery[]): Promise<void[]> {
+    if (items.length === 1) {
+      const { envelope, info } = items[0]!;
+      // A re-run alone after a failed batch runs in that batch's context: each gets its own event_id.
+      if (currentContext().event_id === envelope.id) await idem!.handler(envelope, opts.db, info);
+      else await runWithContext({ event_id: envelope.id, workspace_id: envelope.workspace_id }, () => idem!.handler(envelope, opts.db, info));
+    } else {
+      try {
+        // One statement for several events: no single event_id applies to it.
+        await runWithContext({ event_id: undefined, workspace_id: undefined }, () => idem!.batchHandler!(items.map((d) => d.envelope), opts.db));
+      } catch (err) {
+        log.warn('idempotent batch failed; handling its messages one by one', { queue: queues.queue, messages: items.length, error: describeError(err) });
+        throw err;
+      }
+    }
+    return items.map(() => undefined);
+  }
+  /** With `idempotent.batchHandler`: deliveries waiting together share one call; a failed batch runs its items alone. */
+  const idempotentBatches: GroupCommit<Delivery, void> | undefined = idem?.batchHandler
+    ? createGroupCommit<Delivery, void>({
+        run: handleIdempotent,
+        maxInFlight: Math.max(1, idem.inFlight ?? 1),
+        maxBatch: prefetch,
+        // A message and its redelivery never share a batch (a batch handler sees distinct event ids).
         keyOf: (d) => d.envelope.id,
         retryAlone: () => true,
       })
@@ -271,7 +323,8 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
       const info = { attempt, redelivered: msg.fields.redelivered };
       if (opts.idempotent?.accepts(env)) {
         try {
-          await opts.idempotent.handler(env, opts.db, info);
+          if (idempotentBatches) await idempotentBatches.submit({ envelope: env, info });
+          else await opts.idempotent.handler(env, opts.db, info);
         } catch (err) {
           await onFailure(ch, msg, headers, attempt, err);
           return;

@@ -42,7 +42,7 @@ export {
 } from './outbox-table';
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
 export { inboxTable, inboxRetentionRule, type InboxTable } from './inbox-table';
-export { startConsumer, type Consumer, type ConsumerOptions, type EventHandler, type DeliveryInfo } from './consumer';
+export { startConsumer, type Consumer, type ConsumerOptions, type EventHandler, type DeliveryInfo, type IdempotentOptions } from './consumer';
 export {
   inspectDeadLetters,
   replayDeadLetters,

@@ -6,6 +6,7 @@ import { waitForEventsHandled, waitForLog } from '../../testing/src/log-lines';
 import { settle } from '../../testing/src/settle';
 import { eventually, rawConnection } from './helpers/amqp-test-kit';
 import { startTcpProxy } from './helpers/tcp-proxy';
+import { countingPool } from './helpers/counting-pool';
 import { RETRY_DELAYS, useConsumerRig, type Tx } from './helpers/consumer-rig';
 import { createServiceTables, type ServiceTables, type TestDatabase, type TestDb } from './helpers/test-database';
 
@@ -242,4 +243,132 @@ test('without batch, messages waiting together still go one per transaction', as
   });
   await waitForEventsHandled(lines, events.map((e) => e.id));
   expect(new Set(txids).size).toBe(6);
+});
+
+/**
+ * `idempotent.batchHandler` (consumer.ts): messages of the idempotent path waiting together go to one
+ * batchHandler call (one statement here), no inbox and no transaction; a failed batch runs each alone
+ * through `handler`.
+ */
+describe('idempotent path with batchHandler', () => {
+  /** A projection keeping each key's highest version; a CHECK that a bad event's row breaks. */
+  async function projection(name: string): Promise<string> {
+    const table = `"${name}".projection`;
+    await tdb.pool.query(`CREATE TABLE ${table} (key text PRIMARY KEY, version int NOT NULL CHECK (version > 0), note text NOT NULL)`);
+    return table;
+  }
+  const upsert = (table: string) => `INSERT INTO ${table} AS p (key, version, note) SELECT * FROM unnest($1::text[], $2::int[], $3::text[])
+    ON CONFLICT (key) DO UPDATE SET version = excluded.version, note = excluded.note WHERE p.version < excluded.version`;
+  const versionOf = (e: EventEnvelope): number => (nOf(e) === 3 ? -1 : 1);
+
+  test('messages waiting together share one statement, each acknowledged after it; a lone message goes at once to handler', async () => {
+    const { tables, queue } = await idleService('idem_together');
+    const table = await projection('idem_together');
+    const events = Array.from({ length: 20 }, (_, i) => event(i + 10));
+    for (const e of events) await broker.publish(e);
+    const { pool, counts, reset } = countingPool(tdb, 'idem-together');
+    try {
+      const alone: number[] = [];
+      const batches: number[][] = [];
+      let first = true;
+      reset();
+      start({
+        service: 'idem_together',
+        inbox: tables.inbox,
+        batch: false,
+        handler: async () => {
+          throw new Error('the inbox path is not taken');
+        },
+        idempotent: {
+          accepts: () => true,
+          handler: async (e) => {
+            if (first) {
+              // Goes alone at once; held until the broker has handed over the other 19, which wait for the next statement.
+              first = false;
+              await allDelivered(queue);
+            }
+            alone.push(nOf(e));
+            await pool.query(upsert(table), [[e.id], [1], ['alone']]);
+          },
+          batchHandler: async (envelopes) => {
+            batches.push(envelopes.map(nOf));
+            await pool.query(upsert(table), [envelopes.map((e) => e.id), envelopes.map(() => 1), envelopes.map(() => 'batch')]);
+          },
+        },
+      });
+      await waitForEventsHandled(lines, events.map((e) => e.id));
+
+      expect(alone).toEqual([10]);
+      expect(batches).toEqual([events.slice(1).map(nOf)]); // in delivery order, one call
+      expect(counts.roundTrips).toBe(2); // without batchHandler: 20
+      expect(counts.statements).toBe(2);
+      expect(counts.begins).toBe(0);
+      const { rows } = await tdb.pool.query<{ note: string; n: number }>(`SELECT note, count(*)::int AS n FROM ${table} GROUP BY note ORDER BY note`);
+      expect(rows).toEqual([{ note: 'alone', n: 1 }, { note: 'batch', n: 19 }]);
+      expect(await inboxCount(tables)).toBe(0);
+      // Every message acknowledged: none ready, none unacknowledged.
+      const conn = await rawConnection();
+      try {
+        const ch = await conn.createChannel();
+        await eventually(async () => (await ch.checkQueue(queue)).messageCount === 0, 5000, 'the queue empty');
+      } finally {
+        await conn.close();
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('a message that fails its batch\'s statement: the others are applied alone, it alone is retried and dead-lettered', async () => {
+    const { tables, queue } = await idleService('idem_mixed');
+    const table = await projection('idem_mixed');
+    const events = Array.from({ length: 10 }, (_, i) => event(i));
+    const doomed = events[3]!;
+    for (const e of events) await broker.publish(e);
+    const alone: Array<{ n: number; attempt: number }> = [];
+    const batches: number[][] = [];
+    let first = true;
+    start({
+      service: 'idem_mixed',
+      inbox: tables.inbox,
+      batch: false,
+      handler: async () => {
+        throw new Error('the inbox path is not taken');
+      },
+      idempotent: {
+        accepts: () => true,
+        handler: async (e, db, info) => {
+          if (first) {
+            first = false;
+            await allDelivered(queue);
+          }
+          alone.push({ n: nOf(e), attempt: info.attempt });
+          await tdb.pool.query(upsert(table), [[e.id], [versionOf(e)], [`attempt ${info.attempt}`]]);
+        },
+        batchHandler: async (envelopes) => {
+          batches.push(envelopes.map(nOf));
+          await tdb.pool.query(upsert(table), [envelopes.map((e) => e.id), envelopes.map(versionOf), envelopes.map(() => 'batch')]);
+        },
+      },
+    });
+
+    const others = events.filter((e) => e.id !== doomed.id);
+    await waitForEventsHandled(lines, others.map((e) => e.id));
+    await eventually(async () => (await inspectDeadLetters(broker, 'idem_mixed')).count === 1, 5000, 'the dead letter');
+
+    const { rows } = await tdb.pool.query<{ key: string; note: string }>(`SELECT key, note FROM ${table}`);
+    expect(rows.map((r) => r.key).sort()).toEqual(others.map((e) => e.id).sort());
+    // The batch holding the doomed message failed as a whole (nothing of it applied) and each of its messages ran alone.
+    const failed = batches.find((b) => b.includes(3))!;
+    expect(failed.length).toBeGreaterThan(1);
+    for (const n of failed) expect(alone.filter((a) => a.n === n && a.attempt === 1)).toHaveLength(1);
+    for (const n of failed.filter((x) => x !== 3)) expect(rows.find((r) => r.key === events[n]!.id)?.note).toBe('attempt 1');
+    await waitForLog(lines, { message: 'idempotent batch failed; handling its messages one by one' });
+    // The doomed message's attempts go through the delay queues as without batching, then the DLQ.
+    expect([...new Set(alone.filter((a) => a.n === 3).map((a) => a.attempt))]).toEqual([1, 2, 3]);
+    const [letter] = (await inspectDeadLetters(broker, 'idem_mixed')).oldest;
+    expect(letter).toMatchObject({ id: doomed.id, attempts: 3, routing_key: 'booking.created' });
+    expect(letter!.last_error).toContain('check');
+    expect(await inboxCount(tables)).toBe(0);
+  });
 });

@@ -16,8 +16,16 @@ import type { BookedInterval } from '../src/domain/booked-interval';
 import type { SlotContext } from '../src/domain/find-slots';
 import type { Interval } from '../src/domain/slot-engine';
 import { loadSlotContext, SLOT_CONTEXT } from '../src/store/event-type.queries';
-import type { NamedStatement } from '../src/store/prepared';
-import { BOOKED_OVERLAPPING, bookedIntervalsOverlapping, UPSERT_BOOKED_INTERVAL, upsertBookedInterval } from '../src/store/projection.queries';
+import type { NamedStatement, StatementPool } from '../src/store/prepared';
+import {
+  BOOKED_OVERLAPPING,
+  bookedIntervalsOverlapping,
+  latestPerBooking,
+  UPSERT_BOOKED_INTERVAL,
+  UPSERT_BOOKED_INTERVALS,
+  upsertBookedInterval,
+  upsertBookedIntervals,
+} from '../src/store/projection.queries';
 import { bookedIntervals, calendarConnections, eventTypes, hosts, LONGEST_BLOCKED_HOURS, schedules } from '../src/store/schema';
 
 let tdb: TestDatabase;
@@ -435,6 +443,102 @@ describe('availability_upsert_booked_interval (the projection upsert)', () => {
   });
 });
 
+describe('availability_upsert_booked_intervals (the batched projection upsert)', () => {
+  const snapshot = async () =>
+    (
+      await admin.query(
+        `SELECT booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to, updated_at > now() - interval '1 hour' AS touched
+         FROM availability.booked_intervals WHERE booking_id LIKE 'bkg_ub_%' ORDER BY booking_id`,
+      )
+    ).rows;
+  const reset = async () => {
+    await admin.query(`DELETE FROM availability.booked_intervals WHERE booking_id LIKE 'bkg_ub_%'`);
+    // Rows of another workspace under ids the events below use: never touched by either form.
+    await admin.query(`
+      INSERT INTO availability.booked_intervals (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to, updated_at)
+      SELECT 'bkg_ub_' || i, '${WS[1]}', 'hst_ub_x', 'evt_ub_x', 1, 'confirmed', '2026-06-01', '2026-06-01 00:30', '2026-06-01', '2026-06-01 00:30', '2020-01-01'
+      FROM generate_series(70, 79) i`);
+  };
+  const randomEvents = (seed: number, count: number): BookedInterval[] => {
+    const random = rng(seed);
+    return Array.from({ length: count }, () => {
+      const start = T0 + Math.floor(random() * 200) * 15 * MIN;
+      const end = start + (1 + Math.floor(random() * 8)) * 15 * MIN;
+      const buffer = Math.floor(random() * 3) * 5 * MIN;
+      return {
+        bookingId: `bkg_ub_${Math.floor(random() * 80)}`,
+        workspaceId: WS[0]!,
+        hostId: `hst_ub_${Math.floor(random() * 3)}`,
+        eventTypeId: `evt_ub_${Math.floor(random() * 3)}`,
+        version: 1 + Math.floor(random() * 5),
+        status: random() < 0.3 ? 'cancelled' : 'confirmed',
+        startAt: new Date(start),
+        endAt: new Date(end),
+        blockedFrom: new Date(start - buffer),
+        blockedTo: new Date(end + buffer),
+      } satisfies BookedInterval;
+    });
+  };
+
+  it('leaves the rows the single upsert leaves one by one: batches of 1–30 events of the same and different Bookings, versions out of order', async () => {
+    for (const seed of [21, 22, 23]) {
+      const events = randomEvents(seed, 600);
+      await reset();
+      for (const e of events) await upsertBookedInterval(statements, e);
+      const expected = await snapshot();
+      await reset();
+      const random = rng(seed + 100);
+      const sizes: number[] = [];
+      for (let i = 0; i < events.length; ) {
+        const size = 1 + Math.floor(random() * 30);
+        sizes.push(size);
+        await upsertBookedIntervals(statements, events.slice(i, i + size));
+        i += size;
+      }
+      expect(await snapshot()).toEqual(expected);
+      expect(expected.length).toBe(80);
+      expect(expected.filter((r) => r.workspace_id === WS[1]).map((r) => r.touched)).toEqual(Array(10).fill(false));
+      expect(Math.max(...sizes)).toBeGreaterThan(20);
+    }
+  });
+
+  it('one statement per batch, one row per Booking: its highest version, the first of equal ones', async () => {
+    await reset();
+    const [a, b] = randomEvents(31, 2).map((e, i) => ({ ...e, bookingId: `bkg_ub_batch_${i}` }));
+    const batch: BookedInterval[] = [
+      { ...a!, version: 2, status: 'confirmed' },
+      { ...b!, version: 1 },
+      { ...a!, version: 3, status: 'cancelled' },
+      { ...a!, version: 1, status: 'confirmed' },
+      { ...b!, version: 1, hostId: 'hst_ub_other' },
+    ];
+    expect(latestPerBooking(batch)).toEqual([batch[2], batch[1]]);
+    const sent: string[] = [];
+    const counting: StatementPool = {
+      query: ((config: { name: string }, values?: unknown[]) => {
+        sent.push(config.name);
+        return statements.query(config as never, values as never);
+      }) as StatementPool['query'],
+    };
+    await upsertBookedIntervals(counting, batch);
+    expect(sent).toEqual([UPSERT_BOOKED_INTERVALS.name]);
+    const rows = await admin.query(`SELECT booking_id, version, status, host_id FROM availability.booked_intervals WHERE booking_id LIKE 'bkg_ub_batch_%' ORDER BY booking_id`);
+    expect(rows.rows).toEqual([
+      { booking_id: 'bkg_ub_batch_0', version: 3, status: 'cancelled', host_id: a!.hostId },
+      { booking_id: 'bkg_ub_batch_1', version: 1, status: b!.status, host_id: b!.hostId },
+    ]);
+  });
+
+  it('refuses a batch holding one Booking id under two workspaces, and writes nothing of it', async () => {
+    await reset();
+    const [e] = randomEvents(41, 1);
+    const other = { ...e!, bookingId: 'bkg_ub_lone' };
+    expect(() => latestPerBooking([e!, { ...e!, workspaceId: WS[1]!, version: 9 }])).toThrow(/two workspaces/);
+    await expect(upsertBookedIntervals(statements, [other, e!, { ...e!, workspaceId: WS[1]!, version: 9 }])).rejects.toThrow(/two workspaces/);
+    expect((await admin.query(`SELECT 1 FROM availability.booked_intervals WHERE booking_id = 'bkg_ub_lone'`)).rows).toHaveLength(0);
+  });
+});
+
 describe('generic plans on a realistic table', () => {
   beforeAll(async () => {
     // 400 hosts with a schedule, a calendar connection and an Event Type each; one host with 6,000 Bookings (3,000 in the past), 200 others with 400 (200 in the past).
@@ -481,6 +585,16 @@ describe('generic plans on a realistic table', () => {
   it('slot context: primary-key lookups only', async () => {
     const plan = await genericPlan(SLOT_CONTEXT, ['wsp_gp', 'evt_gp_7']);
     for (const index of ['event_types_pkey', 'hosts_pkey', 'schedules_pkey', 'calendar_connections_pkey']) expect(plan).toContain(index);
+    expect(plan).not.toContain('Seq Scan');
+  });
+
+  it('batched upsert: an insert from the arrays with its conflict on the primary key', async () => {
+    const plan = await genericPlan(UPSERT_BOOKED_INTERVALS, [
+      '{bkg_gp_x,bkg_gp_y}', '{wsp_gp,wsp_gp}', '{hst_gp_1,hst_gp_2}', '{evt_gp_1,evt_gp_2}', '{1,2}', '{confirmed,cancelled}',
+      '{2026-06-01T00:00:00Z,2026-06-01T01:00:00Z}', '{2026-06-01T00:30:00Z,2026-06-01T01:30:00Z}', '{2026-06-01T00:00:00Z,2026-06-01T01:00:00Z}', '{2026-06-01T00:30:00Z,2026-06-01T01:30:00Z}',
+    ]);
+    expect(plan).toContain('Conflict Arbiter Indexes: booked_intervals_pkey');
+    expect(plan).toContain('Function Scan on unnest');
     expect(plan).not.toContain('Seq Scan');
   });
 

@@ -41,6 +41,62 @@ export async function upsertBookedInterval(pool: StatementPool, row: BookedInter
 }
 
 /**
+ * Several booking.* events' rows in one autocommit statement (libs/messaging `idempotent.batchHandler`):
+ * the same upsert over the rows of parallel arrays (`unnest`), so one named statement, planned once per
+ * connection, serves a batch of any size. The rows must name distinct Bookings: ON CONFLICT DO UPDATE cannot
+ * touch one row twice in a statement (`latestPerBooking`).
+ */
+export const UPSERT_BOOKED_INTERVALS = {
+  name: 'availability_upsert_booked_intervals',
+  text: `
+    INSERT INTO availability.booked_intervals AS b
+      (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[],
+                         $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[])
+    ON CONFLICT (booking_id) DO UPDATE SET
+      version = excluded.version, status = excluded.status, host_id = excluded.host_id, event_type_id = excluded.event_type_id,
+      start_at = excluded.start_at, end_at = excluded.end_at, blocked_from = excluded.blocked_from, blocked_to = excluded.blocked_to,
+      updated_at = now()
+    WHERE b.version < excluded.version AND b.workspace_id = excluded.workspace_id`,
+} as const satisfies NamedStatement;
+
+/**
+ * One row per Booking, the one the single upsert would leave applying `rows` one by one: the highest
+ * version (of equal ones, the first: an equal version is the same state). A Booking id under two
+ * workspaces throws: which one's row stands depends on which came first, so such a batch is left to the
+ * one-by-one path (the consumer runs its messages alone when the batch handler throws).
+ */
+export function latestPerBooking(rows: readonly BookedInterval[]): BookedInterval[] {
+  const latest = new Map<string, BookedInterval>();
+  for (const row of rows) {
+    const held = latest.get(row.bookingId);
+    if (!held) latest.set(row.bookingId, row);
+    else if (held.workspaceId !== row.workspaceId) throw new Error(`Booking ${row.bookingId} appears under two workspaces in one batch`);
+    else if (row.version > held.version) latest.set(row.bookingId, row);
+  }
+  return [...latest.values()];
+}
+
+/** Several booking.* events' rows in one autocommit statement: what `upsertBookedInterval` of each leaves. */
+export async function upsertBookedIntervals(pool: StatementPool, rows: readonly BookedInterval[]): Promise<void> {
+  const latest = latestPerBooking(rows);
+  if (latest.length === 1) return upsertBookedInterval(pool, latest[0]!);
+  const iso = (d: Date) => d.toISOString();
+  await runNamed(pool, UPSERT_BOOKED_INTERVALS, [
+    latest.map((r) => r.bookingId),
+    latest.map((r) => r.workspaceId),
+    latest.map((r) => r.hostId),
+    latest.map((r) => r.eventTypeId),
+    latest.map((r) => r.version),
+    latest.map((r) => r.status),
+    latest.map((r) => iso(r.startAt)),
+    latest.map((r) => iso(r.endAt)),
+    latest.map((r) => iso(r.blockedFrom)),
+    latest.map((r) => iso(r.blockedTo)),
+  ]);
+}
+
+/**
  * Blocked ranges of a host's confirmed Bookings overlapping [$3, $4), but Booking $5's ('' excludes
  * nothing: Booking ids are never empty). A Slots query reads every Booking of a month, so the rows come
  * back as one JSON array of epoch-ms pairs (Postgres builds it, JSON.parse reads it) rather than as
