@@ -269,6 +269,14 @@ describe('pnpm bench --report: the create floor beside the burst', () => {
   });
   const floorRow = "… the design's floor: three hops with the credential and the create transaction, no service code";
 
+  it('names how the floor shares slot checks and commits creates when its figures say so', () => {
+    const floor = createFloor(0.4) as { scenario?: Record<string, unknown> };
+    floor.scenario = { ...floor.scenario, slot_check: 'shared as booking shares them', commit: 'group-committed as booking commits creates' };
+    const cells = row(render({ 'system-create-burst.json': burstAt(0.15), 'create-floor.json': floor }), floorRow);
+    expect(cells[1]).toContain('p50 / p99 40 / 95 ms (slot checks shared as booking shares them; creates group-committed as booking commits creates); without the slot-check hop');
+    expect(cells[1]).not.toContain('an upper bound');
+  });
+
   it('renders the floor under the burst, with its share of pgbench, each process and the pgbench run as its limit', () => {
     const page = render({ 'system-create-burst.json': burstAt(0.15), 'create-floor.json': createFloor(0.4) });
     const cells = row(page, floorRow);

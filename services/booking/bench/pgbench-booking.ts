@@ -42,7 +42,7 @@ COMMIT;
 }
 
 /** One item of booking.create_bookings with @N@ / @START@ to fill in (store/create-batch.queries.ts CreateBatchRow). */
-function itemTemplate(samples: Samples): string {
+export function itemTemplate(samples: Samples): string {
   return JSON.stringify({
     kind: 'insert',
     key_id: 'key-@N@',
