@@ -114,6 +114,12 @@ type Outcome = 'handled' | 'duplicate';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Runs `fn` in `envelope`'s log context: as it is when the context already names it, else in a new one. */
+function inEventContext<T>(envelope: EventEnvelope, fn: () => Promise<T>): Promise<T> {
+  if (currentContext().event_id === envelope.id) return fn();
+  return runWithContext({ event_id: envelope.id, workspace_id: envelope.workspace_id }, fn);
+}
+
 /**
  * Competing consumer for one service queue. Each message is handled in one database
  * transaction with its inbox row (with `batch`, messages waiting together share one), so an
@@ -150,8 +156,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
           continue;
         }
         // A batch runs in the context of whichever delivery started it: each handler gets its own event_id.
-        if (currentContext().event_id === env.id) await opts.handler(env, tx as TxOf<TDb>, info);
-        else await runWithContext({ event_id: env.id, workspace_id: env.workspace_id }, () => opts.handler(env, tx as TxOf<TDb>, info));
+        await inEventContext(env, () => opts.handler(env, tx as TxOf<TDb>, info));
         outcomes.push('handled');
       }
       return outcomes;
@@ -169,18 +174,18 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     return sql`INSERT INTO ${inboxName} (event_id, type) VALUES ${values} ON CONFLICT DO NOTHING RETURNING event_id`;
   }
 
+  /**
+   * Deliveries waiting together, handled by one `run` (at most `prefetch`); a failed batch runs its items alone.
+   * A message and its redelivery never share a batch: the later one finds the inbox row committed, and a
+   * batch handler sees distinct event ids.
+   */
+  function deliveryBatches<R>(run: (items: Delivery[]) => Promise<R[]>, inFlight: number | undefined): GroupCommit<Delivery, R> {
+    return createGroupCommit<Delivery, R>({ run, maxInFlight: Math.max(1, inFlight ?? 1), maxBatch: prefetch, keyOf: (d) => d.envelope.id, retryAlone: () => true });
+  }
+
   const batchOpts = opts.batch === true ? {} : opts.batch || undefined;
-  /** With `batch`: deliveries waiting together go into one transaction; a failed batch runs its items alone. */
-  const batches: GroupCommit<Delivery, Outcome> | undefined = batchOpts
-    ? createGroupCommit<Delivery, Outcome>({
-        run: handleInTransaction,
-        maxInFlight: Math.max(1, batchOpts.inFlight ?? 1),
-        maxBatch: prefetch,
-        // A message and its redelivery never share a batch: the later one finds the inbox row committed.
-        keyOf: (d) => d.envelope.id,
-        retryAlone: () => true,
-      })
-    : undefined;
+  /** With `batch`: deliveries waiting together go into one transaction. */
+  const batches: GroupCommit<Delivery, Outcome> | undefined = batchOpts ? deliveryBatches(handleInTransaction, batchOpts.inFlight) : undefined;
 
   const idem = opts.idempotent;
   /** Runs one message through `idempotent.handler`, several through `idempotent.batchHandler`. */
@@ -188,8 +193,7 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     if (items.length === 1) {
       const { envelope, info } = items[0]!;
       // A re-run alone after a failed batch runs in that batch's context: each gets its own event_id.
-      if (currentContext().event_id === envelope.id) await idem!.handler(envelope, opts.db, info);
-      else await runWithContext({ event_id: envelope.id, workspace_id: envelope.workspace_id }, () => idem!.handler(envelope, opts.db, info));
+      await inEventContext(envelope, () => idem!.handler(envelope, opts.db, info));
     } else {
       try {
         // One statement for several events: no single event_id applies to it.
@@ -201,17 +205,8 @@ export function startConsumer<TDb extends AnyPgDatabase>(opts: ConsumerOptions<T
     }
     return items.map(() => undefined);
   }
-  /** With `idempotent.batchHandler`: deliveries waiting together share one call; a failed batch runs its items alone. */
-  const idempotentBatches: GroupCommit<Delivery, void> | undefined = idem?.batchHandler
-    ? createGroupCommit<Delivery, void>({
-        run: handleIdempotent,
-        maxInFlight: Math.max(1, idem.inFlight ?? 1),
-        maxBatch: prefetch,
-        // A message and its redelivery never share a batch (a batch handler sees distinct event ids).
-        keyOf: (d) => d.envelope.id,
-        retryAlone: () => true,
-      })
-    : undefined;
+  /** With `idempotent.batchHandler`: deliveries waiting together share one call. */
+  const idempotentBatches: GroupCommit<Delivery, void> | undefined = idem?.batchHandler ? deliveryBatches(handleIdempotent, idem.inFlight) : undefined;
 
   async function handleOne(d: Delivery): Promise<Outcome> {
     if (batches) return batches.submit(d);

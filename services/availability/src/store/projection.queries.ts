@@ -11,17 +11,21 @@ import { calendarConnections, LONGEST_BLOCKED_HOURS } from './schema';
  * Versions only grow (create 1, each reschedule or cancel +1), so an equal version is the same state.
  * A row of another workspace under the same Booking id is never touched.
  */
-export const UPSERT_BOOKED_INTERVAL = {
-  name: 'availability_upsert_booked_interval',
-  text: `
+const INSERT_BOOKED_INTERVALS = `
     INSERT INTO availability.booked_intervals AS b
-      (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)`;
+/** The rule both upserts apply (one text, so the single and the batched form cannot drift apart). */
+const KEEP_HIGHEST_VERSION = `
     ON CONFLICT (booking_id) DO UPDATE SET
       version = excluded.version, status = excluded.status, host_id = excluded.host_id, event_type_id = excluded.event_type_id,
       start_at = excluded.start_at, end_at = excluded.end_at, blocked_from = excluded.blocked_from, blocked_to = excluded.blocked_to,
       updated_at = now()
-    WHERE b.version < excluded.version AND b.workspace_id = excluded.workspace_id`,
+    WHERE b.version < excluded.version AND b.workspace_id = excluded.workspace_id`;
+
+export const UPSERT_BOOKED_INTERVAL = {
+  name: 'availability_upsert_booked_interval',
+  text: `${INSERT_BOOKED_INTERVALS}
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)${KEEP_HIGHEST_VERSION}`,
 } as const satisfies NamedStatement;
 
 /** One booking.* event's row, in one autocommit statement (a named statement on the statement pool). */
@@ -48,16 +52,9 @@ export async function upsertBookedInterval(pool: StatementPool, row: BookedInter
  */
 export const UPSERT_BOOKED_INTERVALS = {
   name: 'availability_upsert_booked_intervals',
-  text: `
-    INSERT INTO availability.booked_intervals AS b
-      (booking_id, workspace_id, host_id, event_type_id, version, status, start_at, end_at, blocked_from, blocked_to)
+  text: `${INSERT_BOOKED_INTERVALS}
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[],
-                         $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[])
-    ON CONFLICT (booking_id) DO UPDATE SET
-      version = excluded.version, status = excluded.status, host_id = excluded.host_id, event_type_id = excluded.event_type_id,
-      start_at = excluded.start_at, end_at = excluded.end_at, blocked_from = excluded.blocked_from, blocked_to = excluded.blocked_to,
-      updated_at = now()
-    WHERE b.version < excluded.version AND b.workspace_id = excluded.workspace_id`,
+                         $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[])${KEEP_HIGHEST_VERSION}`,
 } as const satisfies NamedStatement;
 
 /**
