@@ -55,6 +55,40 @@ function cpuDeltaMs(before: Map<number, number>, after: Map<number, number>): nu
 const per = (n: number) => Math.round((n / N) * 100) / 100;
 const kinds = (c: Counts) => Object.fromEntries([...c.byKind].map(([k, v]) => [k, per(v)]));
 
+/**
+ * N messages waiting in the consumer's queue (a first consumer declares it and goes away), then `opts`'s consumer
+ * drains them until `rowsIn` holds N rows: the pool's counts over that, and CPU per message of its Postgres
+ * backends and of this process.
+ */
+async function drain(
+  opts: ConsumerOptions<TestDb>,
+  c: { admin: Pool; broker: Broker; app: string; name: string; prefetch: number; pool: Pool; counts: Counts; reset: () => void; rowsIn: string },
+): Promise<{ snapshot: Counts; backendMs: number; nodeMs: number }> {
+  const first = startConsumer(opts);
+  await first.ready();
+  await first.stop();
+  await Promise.all(Array.from({ length: N }, (_, i) => c.broker.publish(createEnvelope({ type: `${c.name}.created`, workspace_id: 'ws_1', data: { i } }))));
+  // Warm the pool so backend start-up is not counted.
+  const held = await Promise.all(Array.from({ length: Math.min(c.prefetch, 10) }, () => c.pool.connect()));
+  held.forEach((h) => h.release());
+  c.reset();
+  const cpuBefore = await backendCpuNs(c.admin, c.app);
+  const started = process.cpuUsage();
+  const consumer = startConsumer(opts);
+  await eventually(async () => (await c.admin.query(`SELECT count(*)::int AS n FROM ${c.rowsIn}`)).rows[0].n >= N, 30_000, 'every message handled');
+  await consumer.stop();
+  const cpu = process.cpuUsage(started);
+  const cpuAfter = await backendCpuNs(c.admin, c.app);
+  const snapshot = { ...c.counts, byKind: new Map(c.counts.byKind) };
+  await c.pool.end();
+  consumerServices.push(c.name);
+  return {
+    snapshot,
+    backendMs: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
+    nodeMs: Math.round(((cpu.user + cpu.system) / 1000 / N) * 1000) / 1000,
+  };
+}
+
 async function countConsumer(tdb: TestDatabase, admin: Pool, broker: Broker, prefetch: number, batch: boolean): Promise<Record<string, unknown>> {
   const app = `count-consumer-${prefetch}-${batch ? 'b' : 's'}`;
   const { pool, counts, reset } = countingPool(tdb, app);
@@ -74,25 +108,7 @@ async function countConsumer(tdb: TestDatabase, admin: Pool, broker: Broker, pre
     },
     ...(batch ? { batch: true } : {}),
   } as ConsumerOptions<TestDb>;
-  // Declares the queue, then goes away: the messages wait for the next subscriber.
-  const first = startConsumer(opts);
-  await first.ready();
-  await first.stop();
-  await Promise.all(Array.from({ length: N }, (_, i) => broker.publish(createEnvelope({ type: `${name}.created`, workspace_id: 'ws_1', data: { i } }))));
-  // Warm the pool so backend start-up is not counted.
-  const held = await Promise.all(Array.from({ length: Math.min(prefetch, 10) }, () => pool.connect()));
-  held.forEach((c) => c.release());
-  reset();
-  const cpuBefore = await backendCpuNs(admin, app);
-  const started = process.cpuUsage();
-  const consumer = startConsumer(opts);
-  await eventually(async () => (await admin.query(`SELECT count(*)::int AS n FROM "${name}".effects`)).rows[0].n >= N, 30_000, 'every message handled');
-  await consumer.stop();
-  const cpu = process.cpuUsage(started);
-  const cpuAfter = await backendCpuNs(admin, app);
-  const snapshot = { ...counts, byKind: new Map(counts.byKind) };
-  await pool.end();
-  consumerServices.push(name);
+  const { snapshot, backendMs, nodeMs } = await drain(opts, { admin, broker, app, name, prefetch, pool, counts, reset, rowsIn: `"${name}".effects` });
   return {
     scenario: `consumer, ${N} messages waiting, prefetch ${prefetch}, ${batch ? 'batch' : 'one per transaction'}`,
     per_message: {
@@ -100,8 +116,8 @@ async function countConsumer(tdb: TestDatabase, admin: Pool, broker: Broker, pre
       statements: per(snapshot.statements),
       transactions: per(snapshot.begins),
       commits: per([...snapshot.byKind].filter(([k]) => /^commit/i.test(k)).reduce((n, [, v]) => n + v, 0) ?? 0),
-      postgres_backend_cpu_ms: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
-      node_cpu_ms_this_process: Math.round(((cpu.user + cpu.system) / 1000 / N) * 1000) / 1000,
+      postgres_backend_cpu_ms: backendMs,
+      node_cpu_ms_this_process: nodeMs,
       statements_by_kind: kinds(snapshot),
     },
   };
@@ -152,30 +168,14 @@ async function countIdempotent(tdb: TestDatabase, admin: Pool, broker: Broker, p
         : {}),
     },
   };
-  const first = startConsumer(opts);
-  await first.ready();
-  await first.stop();
-  await Promise.all(Array.from({ length: N }, (_, i) => broker.publish(createEnvelope({ type: `${name}.created`, workspace_id: 'ws_1', data: { i } }))));
-  const held = await Promise.all(Array.from({ length: Math.min(prefetch, 10) }, () => pool.connect()));
-  held.forEach((c) => c.release());
-  reset();
-  const cpuBefore = await backendCpuNs(admin, app);
-  const started = process.cpuUsage();
-  const consumer = startConsumer(opts);
-  await eventually(async () => (await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n >= N, 30_000, 'every message handled');
-  await consumer.stop();
-  const cpu = process.cpuUsage(started);
-  const cpuAfter = await backendCpuNs(admin, app);
-  const snapshot = { ...counts, byKind: new Map(counts.byKind) };
-  await pool.end();
-  consumerServices.push(name);
+  const { snapshot, backendMs, nodeMs } = await drain(opts, { admin, broker, app, name, prefetch, pool, counts, reset, rowsIn: table });
   return {
     scenario: `idempotent, ${N} messages waiting, prefetch ${prefetch}, ${batch ? 'batchHandler' : 'one statement per message'}`,
     per_message: {
       round_trips: per(snapshot.roundTrips),
       statements: per(snapshot.statements),
-      postgres_backend_cpu_ms: Math.round((cpuDeltaMs(cpuBefore, cpuAfter) / N) * 1000) / 1000,
-      node_cpu_ms_this_process: Math.round(((cpu.user + cpu.system) / 1000 / N) * 1000) / 1000,
+      postgres_backend_cpu_ms: backendMs,
+      node_cpu_ms_this_process: nodeMs,
       statements_by_kind: kinds(snapshot),
     },
   };
